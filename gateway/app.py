@@ -1,0 +1,116 @@
+"""Build the Starlette app; its lifespan owns the HTTP client and the background tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import httpx2 as httpx
+from prometheus_client import CollectorRegistry
+from starlette.applications import Starlette
+
+from gateway.backends.health import HealthChecker
+from gateway.errors import GatewayError
+from gateway.metrics import GatewayMetrics
+from gateway.policy.compile import CompiledPolicy
+from gateway.policy.reload import PolicyHolder
+from gateway.proxy import Proxy
+from gateway.routes import error_response, not_found, routes
+from gateway.runtime import Gateway
+
+log = logging.getLogger(__name__)
+
+
+def build_app(
+    policy: CompiledPolicy,
+    *,
+    policy_path: str | Path | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+    registry: CollectorRegistry | None = None,
+) -> Starlette:
+    metrics = GatewayMetrics(registry if registry is not None else CollectorRegistry())
+    path = Path(policy_path) if policy_path is not None else None
+    gateway = Gateway.create(policy, path=path, metrics=metrics, clock=clock)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with _upstream_client(policy, transport) as client:
+            gateway.proxy = Proxy(client, clock)
+            async with _background(gateway, client):
+                yield
+
+    app = Starlette(
+        routes=routes(),
+        lifespan=lifespan,
+        exception_handlers={404: not_found, 405: not_found, GatewayError: error_response},
+    )
+    app.state.gateway = gateway
+    return app
+
+
+def _upstream_client(
+    policy: CompiledPolicy, transport: httpx.AsyncBaseTransport | None
+) -> httpx.AsyncClient:
+    server = policy.source.server
+    return httpx.AsyncClient(
+        limits=httpx.Limits(
+            max_connections=server.max_connections,
+            max_keepalive_connections=server.max_keepalive_connections,
+            keepalive_expiry=30.0,
+        ),
+        transport=transport,
+        # Upstream bodies are relayed as they are; decompressing them would only cost CPU.
+        headers={"accept-encoding": "identity"},
+        trust_env=False,
+    )
+
+
+@contextlib.asynccontextmanager
+async def _background(gateway: Gateway, client: httpx.AsyncClient) -> AsyncIterator[None]:
+    checker = HealthChecker(
+        client,
+        lambda: gateway.policy,
+        gateway.pool_states,
+        gateway.on_health_change,
+    )
+    await checker.probe_all()
+    tasks = [
+        asyncio.create_task(checker.run(), name="health-checker"),
+        asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),
+    ]
+    hup = _install_sighup(gateway.holder)
+    try:
+        yield
+    finally:
+        if hup is not None:
+            hup()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _install_sighup(holder: PolicyHolder) -> Callable[[], None] | None:
+    # Signal handlers can only be set from the main thread (tests run servers in threads).
+    if threading.current_thread() is not threading.main_thread() or holder.path is None:
+        return None
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task[object]] = set()
+
+    def on_hup() -> None:
+        task: asyncio.Task[object] = loop.create_task(holder.reload())
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, on_hup)
+
+    def remove() -> None:
+        loop.remove_signal_handler(signal.SIGHUP)
+
+    return remove

@@ -1,0 +1,1 @@
+"""Backend replicas: live state, health checks."""

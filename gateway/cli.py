@@ -1,0 +1,109 @@
+"""Command line: ``latency-gateway serve | check | demo | schema``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from gateway.policy import PolicyError, load_policy_file
+from gateway.policy.schema import Policy
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="latency-gateway", description="Latency-aware OpenAI-compatible LLM gateway"
+    )
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run the gateway on a policy file")
+    serve.add_argument("--policy", required=True, help="policy YAML file")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--log-level", default="info")
+    serve.set_defaults(func=_serve)
+
+    check = sub.add_parser("check", help="validate and compile a policy file")
+    check.add_argument("policy", help="policy YAML file")
+    check.set_defaults(func=_check)
+
+    demo = sub.add_parser("demo", help="start a simulated fleet and the gateway in front of it")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8080)
+    demo.add_argument("--speed", type=float, default=1.0, help="simulated time / real time")
+    demo.set_defaults(func=_demo)
+
+    schema = sub.add_parser("schema", help="print the policy's JSON Schema")
+    schema.set_defaults(func=_schema)
+    return parser
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        policy = load_policy_file(args.policy)
+    except PolicyError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    pools = ", ".join(f"{p.name} ({len(p.backends)} backends)" for p in policy.pools.values())
+    print(
+        f"{args.policy}: ok, digest {policy.digest[:12]}; pools: {pools}; "
+        f"models: {', '.join(policy.model_names())}"
+    )
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    return serve_policy(args.policy, host=args.host, port=args.port, log_level=args.log_level)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from loadtests.demo import run_demo
+
+    return run_demo(args.host, args.port, args.speed)
+
+
+def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> int:
+    """Load the policy (exit 1 if it is invalid) and serve it until interrupted."""
+    import uvicorn
+
+    from gateway.app import build_app
+
+    logging.basicConfig(
+        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # httpx logs every upstream request at INFO: far too loud for a proxy.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        policy = load_policy_file(path)
+    except PolicyError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    uvicorn.run(
+        build_app(policy, policy_path=path),
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        timeout_graceful_shutdown=30,
+    )
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    print(json.dumps(policy_json_schema(), indent=2, sort_keys=True))
+    return 0
+
+
+def policy_json_schema() -> dict[str, object]:
+    schema = Policy.model_json_schema()
+    schema["title"] = "latency-gateway policy"
+    return schema

@@ -1,0 +1,83 @@
+"""Every Prometheus instrument of the gateway, defined once on an injected registry."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+# LLM latencies span milliseconds (cache hits, short prompts) to minutes (long generations).
+LATENCY_BUCKETS = (
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5,
+    10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0,
+)  # fmt: skip
+OVERHEAD_BUCKETS = (
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+)  # fmt: skip
+
+
+class GatewayMetrics:
+    """The gateway's instruments; one instance per app, on the registry it is given."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.requests = Counter(
+            "gateway_requests",
+            "Requests finished, by public model, pool, backend and HTTP status",
+            ["model", "pool", "backend", "status"],
+            registry=registry,
+        )
+        self.inflight = Gauge(
+            "gateway_inflight_requests",
+            "Requests being served upstream, by pool",
+            ["pool"],
+            registry=registry,
+        )
+        self.ttft = Histogram(
+            "gateway_time_to_first_token_seconds",
+            "Time from request arrival to the first token sent to the client",
+            ["pool"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.e2e = Histogram(
+            "gateway_request_duration_seconds",
+            "Time from request arrival to the last byte sent to the client",
+            ["pool"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.overhead = Histogram(
+            "gateway_overhead_seconds",
+            "Gateway time before the upstream request is sent (parse, policy, pick)",
+            buckets=OVERHEAD_BUCKETS,
+            registry=registry,
+        )
+        self.upstream_errors = Counter(
+            "gateway_upstream_errors",
+            "Failed upstream exchanges, by backend and kind",
+            ["backend", "kind"],
+            registry=registry,
+        )
+        self.client_errors = Counter(
+            "gateway_client_errors",
+            "Requests refused before reaching a backend, by HTTP status and error type",
+            ["status", "type"],
+            registry=registry,
+        )
+        self.backend_healthy = Gauge(
+            "gateway_backend_healthy",
+            "1 when the backend passes health checks, 0 when ejected",
+            ["backend", "pool"],
+            registry=registry,
+        )
+        self.policy_reloads = Counter(
+            "gateway_policy_reloads",
+            "Policy reload attempts, by result (success | failure)",
+            ["result"],
+            registry=registry,
+        )
+        self.policy_info = Gauge(
+            "gateway_policy_info",
+            "The active policy: 1 for its digest",
+            ["digest"],
+            registry=registry,
+        )

@@ -1,0 +1,70 @@
+"""The request path's facts and its pure decision stages.
+
+Fixed order: parse -> plan (public model to pool) -> pick (replica) -> proxy -> on_complete.
+Stages are plain functions of (context, state, policy) that return a value or raise a
+``GatewayError``; I/O stays in the proxy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gateway.backends.state import BackendRegistry, BackendState
+from gateway.errors import NotFound, ServiceUnavailable
+from gateway.openai_api import ParsedRequest
+from gateway.policy.compile import CompiledPolicy, PoolSpec
+from gateway.scheduling.picker import NoBackend, RoundRobinPicker
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """Facts about one request, fixed at arrival."""
+
+    request_id: str
+    arrival: float
+    request: ParsedRequest
+    policy: CompiledPolicy
+    headers: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    pool: PoolSpec
+    reason: str
+
+
+def plan_pool(ctx: RequestContext) -> Plan:
+    """Map the public model name to a pool."""
+    policy = ctx.policy
+    route = policy.models.get(ctx.request.model)
+    if route is None:
+        available = ", ".join(policy.model_names())
+        raise NotFound(
+            f"The model '{ctx.request.model}' does not exist. Available models: {available}.",
+            param="model",
+            code="model_not_found",
+        )
+    if route.pool is not None:
+        return Plan(policy.pools[route.pool], f"model:{route.public_name}")
+    return Plan(policy.pools[policy.default_pool], "auto:default_pool")
+
+
+def pick_backend(
+    ctx: RequestContext, plan: Plan, registry: BackendRegistry, picker: RoundRobinPicker
+) -> BackendState:
+    """Choose the replica at dispatch time, from the latest backend state."""
+    pick = picker.pick(plan.pool.name, registry.in_pool(ctx.policy, plan.pool.name))
+    if pick.backend is not None:
+        return pick.backend
+    if pick.reason is NoBackend.NONE_HEALTHY:
+        raise ServiceUnavailable(
+            f"No healthy backend in pool '{plan.pool.name}'.",
+            code="no_healthy_backend",
+            retry_after_s=5,
+        )
+    raise ServiceUnavailable(
+        f"Every backend in pool '{plan.pool.name}' is at its max_inflight.",
+        code="pool_saturated",
+        retry_after_s=1,
+    )

@@ -1,0 +1,142 @@
+"""Compile a validated policy: check cross-references and build immutable lookup tables.
+
+Checks: backend names and URLs are unique, every model names a known pool, every declared
+pool has backends, the routing default pool exists. The result is hashed (SHA-256 of the
+canonical JSON of the validated policy) so the running policy can be identified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import orjson
+
+from gateway.policy.errors import FieldProblem, PolicyError
+from gateway.policy.schema import Engine, Policy, Timeouts
+
+
+@dataclass(frozen=True, slots=True)
+class BackendSpec:
+    name: str
+    url: str
+    engine: Engine
+    served_model: str
+    pool: str
+    max_inflight: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSpec:
+    name: str
+    backends: tuple[BackendSpec, ...]
+    timeouts: Timeouts
+
+    @property
+    def capacity(self) -> int:
+        return sum(b.max_inflight for b in self.backends)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRoute:
+    """Where a public model name goes: a fixed pool, or the gateway's choice."""
+
+    public_name: str
+    pool: str | None
+    auto: bool
+
+
+@dataclass(frozen=True)
+class CompiledPolicy:
+    source: Policy
+    pools: Mapping[str, PoolSpec]
+    models: Mapping[str, ModelRoute]
+    default_pool: str
+    digest: str
+
+    @property
+    def backends(self) -> tuple[BackendSpec, ...]:
+        return tuple(b for pool in self.pools.values() for b in pool.backends)
+
+    def model_names(self) -> list[str]:
+        return sorted(self.models)
+
+
+def compile_policy(policy: Policy, *, source: str = "<policy>") -> CompiledPolicy:
+    problems = _cross_reference_problems(policy)
+    if problems:
+        raise PolicyError(source, problems)
+    pools = _build_pools(policy)
+    models = {
+        name: ModelRoute(public_name=name, pool=m.pool, auto=m.route == "auto")
+        for name, m in policy.models.items()
+    }
+    default_pool = policy.routing.default_pool or policy.backends[0].pool
+    return CompiledPolicy(
+        source=policy,
+        pools=MappingProxyType(pools),
+        models=MappingProxyType(models),
+        default_pool=default_pool,
+        digest=policy_digest(policy),
+    )
+
+
+def policy_digest(policy: Policy) -> str:
+    canonical = orjson.dumps(policy.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def _build_pools(policy: Policy) -> dict[str, PoolSpec]:
+    members: dict[str, list[BackendSpec]] = {}
+    for b in policy.backends:
+        spec = BackendSpec(b.name, b.url, b.engine, b.model, b.pool, b.max_inflight)
+        members.setdefault(b.pool, []).append(spec)
+    return {
+        name: PoolSpec(
+            name=name,
+            backends=tuple(backends),
+            timeouts=policy.pools[name].timeouts if name in policy.pools else Timeouts(),
+        )
+        for name, backends in members.items()
+    }
+
+
+def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
+    problems: list[FieldProblem] = []
+    problems += _duplicates(policy, "name")
+    problems += _duplicates(policy, "url")
+    pools_with_backends = {b.pool for b in policy.backends}
+    known = sorted(pools_with_backends)
+    for name, model in policy.models.items():
+        if model.pool is not None and model.pool not in pools_with_backends:
+            problems.append(
+                FieldProblem(f"models.{name}.pool", f"unknown pool {model.pool!r} (known: {known})")
+            )
+    for name in policy.pools:
+        if name not in pools_with_backends:
+            problems.append(FieldProblem(f"pools.{name}", "pool has no backends"))
+    default = policy.routing.default_pool
+    if default is not None and default not in pools_with_backends:
+        problems.append(
+            FieldProblem("routing.default_pool", f"unknown pool {default!r} (known: {known})")
+        )
+    return problems
+
+
+def _duplicates(policy: Policy, attr: str) -> list[FieldProblem]:
+    seen: dict[str, int] = {}
+    problems: list[FieldProblem] = []
+    for i, backend in enumerate(policy.backends):
+        value = getattr(backend, attr)
+        if value in seen:
+            problems.append(
+                FieldProblem(
+                    f"backends[{i}].{attr}",
+                    f"duplicate {attr} {value!r} (also backends[{seen[value]}])",
+                )
+            )
+        else:
+            seen[value] = i
+    return problems

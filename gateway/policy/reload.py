@@ -1,0 +1,106 @@
+"""Hot reload: hold the active policy and swap it atomically when a new one compiles.
+
+A reload parses and compiles the file off the event loop. On success the new policy replaces
+the old in one assignment, so a request keeps the policy object it started with; on failure
+the running policy stays and the error is reported (log, metric, return value).
+The file watcher polls the file's (mtime, size) every ``server.reload_poll_s`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gateway.policy.compile import CompiledPolicy
+from gateway.policy.errors import PolicyError
+from gateway.policy.loader import load_policy_file
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadResult:
+    ok: bool
+    changed: bool
+    digest: str
+    error: str | None = None
+
+
+class PolicyHolder:
+    """The active policy, and the way to replace it."""
+
+    def __init__(
+        self,
+        policy: CompiledPolicy,
+        *,
+        path: Path | None = None,
+        on_swap: Callable[[CompiledPolicy], None] = lambda _: None,
+        on_result: Callable[[ReloadResult], None] = lambda _: None,
+    ) -> None:
+        self._policy = policy
+        self._path = path
+        self._on_swap = on_swap
+        self._on_result = on_result
+        self._lock = asyncio.Lock()
+
+    @property
+    def current(self) -> CompiledPolicy:
+        return self._policy
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    def swap(self, policy: CompiledPolicy) -> ReloadResult:
+        changed = policy.digest != self._policy.digest
+        if changed:
+            self._on_swap(policy)
+            self._policy = policy
+            log.info("policy swapped, digest %s", policy.digest[:12])
+        result = ReloadResult(ok=True, changed=changed, digest=policy.digest)
+        self._on_result(result)
+        return result
+
+    async def reload(self) -> ReloadResult:
+        """Reload from the file; keep the running policy if the file is bad."""
+        if self._path is None:
+            result = ReloadResult(False, False, self._policy.digest, "no policy file to reload")
+            self._on_result(result)
+            return result
+        async with self._lock:
+            try:
+                policy = await asyncio.to_thread(load_policy_file, self._path)
+            except PolicyError as exc:
+                log.error("policy reload refused, keeping %s:\n%s", self.digest_short, exc)
+                result = ReloadResult(False, False, self._policy.digest, exc.render())
+                self._on_result(result)
+                return result
+            return self.swap(policy)
+
+    @property
+    def digest_short(self) -> str:
+        return self._policy.digest[:12]
+
+    async def watch(self) -> None:
+        """Reload whenever the file's mtime or size changes."""
+        if self._path is None:
+            return
+        last = _fingerprint(self._path)
+        while True:
+            await asyncio.sleep(self._policy.source.server.reload_poll_s)
+            now = _fingerprint(self._path)
+            if now != last:
+                last = now
+                await self.reload()
+
+
+def _fingerprint(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)

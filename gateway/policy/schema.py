@@ -1,0 +1,111 @@
+"""The policy file's schema: pydantic models that refuse unknown keys.
+
+This is the first of two steps. It checks each field on its own (types, ranges, enums); the
+compile step (``compile.py``) checks what fields say about each other.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Name = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][\w.\-/:]*$")]
+PositiveSeconds = Annotated[float, Field(gt=0, le=86_400)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Engine(StrEnum):
+    VLLM = "vllm"
+    TGI = "tgi"
+    OPENAI = "openai"
+
+
+class Backend(_Strict):
+    """One inference server replica."""
+
+    name: Name
+    url: str = Field(description="Base URL of the server, e.g. http://10.0.0.5:8000")
+    engine: Engine = Engine.OPENAI
+    model: str = Field(min_length=1, description="The model name the backend serves")
+    pool: Name
+    max_inflight: int = Field(default=64, ge=1, le=100_000)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        rest = value.split("://", 1)[1]
+        if not rest or rest.startswith("/"):
+            raise ValueError("must name a host")
+        return value.rstrip("/")
+
+
+class Model(_Strict):
+    """A public model name: either pinned to a pool or routed by the gateway."""
+
+    pool: Name | None = None
+    route: Literal["auto"] | None = None
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Model:
+        if (self.pool is None) == (self.route is None):
+            raise ValueError("give exactly one of 'pool' or 'route'")
+        return self
+
+
+class Timeouts(_Strict):
+    """Upstream timeouts of a pool (seconds)."""
+
+    connect_s: PositiveSeconds = 5.0
+    first_token_s: PositiveSeconds = 60.0
+    idle_s: PositiveSeconds = 60.0
+    total_s: PositiveSeconds = 600.0
+
+
+class Pool(_Strict):
+    """Settings of a pool; pools are created by the backends that name them."""
+
+    timeouts: Timeouts = Timeouts()
+
+
+class Routing(_Strict):
+    """How ``route: auto`` models choose a pool (until classification decides)."""
+
+    default_pool: Name | None = None
+
+
+class Health(_Strict):
+    """Active health checks of each backend."""
+
+    interval_s: PositiveSeconds = 2.0
+    timeout_s: PositiveSeconds = 2.0
+    failures_to_eject: int = Field(default=2, ge=1, le=100)
+    successes_to_restore: int = Field(default=1, ge=1, le=100)
+
+
+class Server(_Strict):
+    """Limits of the gateway's own HTTP server."""
+
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=1024**3)
+    max_connections: int = Field(default=1000, ge=1, le=1_000_000)
+    max_keepalive_connections: int = Field(default=200, ge=0, le=1_000_000)
+    reload_poll_s: PositiveSeconds = 1.0
+
+
+class Policy(_Strict):
+    """The whole routing policy."""
+
+    version: Literal[1] = 1
+    backends: list[Backend] = Field(min_length=1)
+    models: dict[Name, Model] = Field(min_length=1)
+    pools: dict[Name, Pool] = Field(default_factory=dict)
+    routing: Routing = Routing()
+    health: Health = Health()
+    server: Server = Server()

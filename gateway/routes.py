@@ -1,0 +1,124 @@
+"""Thin endpoints: parse, run the pipeline stages, respond or hand over to the proxy."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from gateway.admin import admin_routes
+from gateway.body import read_body
+from gateway.errors import GatewayError, MethodNotAllowed, NotFound
+from gateway.lifecycle import Lease
+from gateway.openai_api import Endpoint, parse_request
+from gateway.pipeline import RequestContext, pick_backend, plan_pool
+from gateway.responses import json_response
+from gateway.runtime import Gateway
+
+log = logging.getLogger(__name__)
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/completions", completions, methods=["POST"]),
+        Route("/v1/models", list_models, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        *admin_routes(),
+    ]
+
+
+def gateway_of(request: Request) -> Gateway:
+    gateway: Gateway = request.app.state.gateway
+    return gateway
+
+
+async def chat_completions(request: Request) -> Response:
+    return await _generate(request, "chat")
+
+
+async def completions(request: Request) -> Response:
+    return await _generate(request, "completions")
+
+
+async def _generate(request: Request, endpoint: Endpoint) -> Response:
+    gateway = gateway_of(request)
+    arrival = gateway.clock()
+    request_id = uuid.uuid4().hex
+    headers = {"x-gateway-request-id": request_id}
+    try:
+        policy = gateway.policy
+        raw = await read_body(request, policy.source.server.max_body_bytes)
+        ctx = RequestContext(
+            request_id, arrival, parse_request(endpoint, raw), policy, request.headers
+        )
+        plan = plan_pool(ctx)
+        backend = pick_backend(ctx, plan, gateway.backends, gateway.picker)
+        headers["x-gateway-pool"] = plan.pool.name
+        headers["x-gateway-route-reason"] = plan.reason
+        headers["x-gateway-backend"] = backend.name
+        lease = Lease(ctx, plan, backend, gateway.metrics, gateway.clock)
+        gateway.metrics.overhead.observe(gateway.clock() - arrival)
+        return await gateway.require_proxy().forward(lease, headers)
+    except GatewayError as exc:
+        return render_error(gateway, exc, headers)
+
+
+def render_error(gateway: Gateway, exc: GatewayError, headers: dict[str, str]) -> Response:
+    status = exc.http_status()
+    if status < 500:
+        gateway.metrics.client_errors.labels(str(status), exc.type).inc()
+    return Response(
+        exc.body_bytes(),
+        status,
+        {**headers, **exc.response_headers()},
+        media_type="application/json",
+    )
+
+
+async def error_response(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, GatewayError)
+    return render_error(gateway_of(request), exc, {})
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 404
+    error: GatewayError
+    if status == 405:
+        error = MethodNotAllowed(f"Method {request.method} is not allowed on {request.url.path}.")
+    else:
+        error = NotFound(f"Unknown path {request.url.path}.", code="unknown_url")
+    return render_error(gateway_of(request), error, {})
+
+
+async def list_models(request: Request) -> Response:
+    gateway = gateway_of(request)
+    data = [
+        {"id": name, "object": "model", "created": gateway.started_at, "owned_by": "gateway"}
+        for name in gateway.policy.model_names()
+    ]
+    return json_response({"object": "list", "data": data})
+
+
+async def healthz(request: Request) -> Response:
+    return json_response({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    gateway = gateway_of(request)
+    pools = gateway.backends.pool_ready(gateway.policy)
+    ready = all(pools.values())
+    body = {"status": "ready" if ready else "not_ready", "pools": dict(pools)}
+    return json_response(body, 200 if ready else 503, None if ready else {"retry-after": "1"})
+
+
+async def metrics(request: Request) -> Response:
+    registry = gateway_of(request).metrics.registry
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

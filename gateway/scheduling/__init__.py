@@ -1,0 +1,1 @@
+"""Endpoint selection: filters, then a picker."""

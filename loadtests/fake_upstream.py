@@ -1,0 +1,190 @@
+"""A fast fake OpenAI-compatible server for tests and the overhead benchmark.
+
+It answers chat and completions requests (streaming or not) after a fixed time to first token,
+then ``tokens`` tokens ``itl_s`` apart. A request can ask for misbehaviour through an extra
+body field ``fake`` (the gateway passes unknown fields through):
+``{"status": 500, "body": "..."}`` answer that status and body; ``{"break_after": n}`` drop
+the connection after n events; ``{"bad_json_after": n}`` send a non-JSON event; ``{"no_done":
+true}`` end the stream without ``[DONE]``; ``{"hang": true}`` never answer; ``{"ttft_s",
+"tokens", "itl_s"}`` override the timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass
+class FakeConfig:
+    model: str = "fake-model"
+    ttft_s: float = 0.02
+    tokens: int = 20
+    itl_s: float = 0.005
+
+
+@dataclass
+class FakeLog:
+    """What the fake saw: request bodies and headers, and streams the client abandoned."""
+
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    cancelled: int = 0
+
+
+class _Broken(Exception):
+    """Raised inside a stream so the server drops the connection mid-body."""
+
+
+def build_fake(config: FakeConfig | None = None, log: FakeLog | None = None) -> Starlette:
+    cfg = config or FakeConfig()
+    seen = log if log is not None else FakeLog()
+
+    async def generate(request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        seen.bodies.append(body)
+        seen.headers.append(dict(request.headers))
+        return await _answer(cfg, seen, body, request.url.path.endswith("chat/completions"))
+
+    async def models(request: Request) -> Response:
+        data = {"object": "list", "data": [{"id": cfg.model, "object": "model", "created": 0}]}
+        return Response(orjson.dumps(data), media_type="application/json")
+
+    async def health(request: Request) -> Response:
+        return Response(b"", 200)
+
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", generate, methods=["POST"]),
+            Route("/v1/completions", generate, methods=["POST"]),
+            Route("/v1/models", models),
+            Route("/health", health),
+        ]
+    )
+    app.state.log = seen
+    return app
+
+
+async def _answer(cfg: FakeConfig, log: FakeLog, body: dict[str, Any], chat: bool) -> Response:
+    fake: dict[str, Any] = body.get("fake") or {}
+    if fake.get("hang"):
+        await asyncio.sleep(3600)
+    if "status" in fake:
+        return Response(str(fake.get("body", "")).encode(), int(fake["status"]))
+    ttft = float(fake.get("ttft_s", cfg.ttft_s))
+    tokens = int(fake.get("tokens", body.get("max_tokens") or cfg.tokens))
+    tokens = min(tokens, int(fake.get("tokens", cfg.tokens)))
+    itl = float(fake.get("itl_s", cfg.itl_s))
+    model = str(body.get("model", cfg.model))
+    if body.get("stream"):
+        events = _stream(log, fake, model, chat, ttft, tokens, itl, body)
+        return StreamingResponse(events, media_type="text/event-stream")
+    await asyncio.sleep(ttft + itl * max(0, tokens - 1))
+    text = "".join(_word(i) for i in range(tokens))
+    return Response(orjson.dumps(_whole(model, chat, text, tokens)), media_type="application/json")
+
+
+async def _stream(
+    log: FakeLog,
+    fake: dict[str, Any],
+    model: str,
+    chat: bool,
+    ttft: float,
+    tokens: int,
+    itl: float,
+    body: dict[str, Any],
+) -> AsyncIterator[bytes]:
+    created = int(time.time())
+    try:
+        await asyncio.sleep(ttft)
+        for i in range(tokens):
+            if i == fake.get("break_after"):
+                raise _Broken
+            if i == fake.get("bad_json_after"):
+                yield b"data: {not json\n\n"
+            if i:
+                await asyncio.sleep(itl)
+            last = i == tokens - 1
+            yield _event(_chunk(model, chat, _word(i), created, "length" if last else None))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {"prompt_tokens": 5, "completion_tokens": tokens, "total_tokens": 5 + tokens}
+            yield _event(
+                {**_chunk(model, chat, None, created, None), "choices": [], "usage": usage}
+            )
+        if not fake.get("no_done"):
+            yield b"data: [DONE]\n\n"
+    except asyncio.CancelledError:
+        log.cancelled += 1
+        raise
+
+
+def _word(i: int) -> str:
+    return f" tok{i}"
+
+
+def _event(obj: dict[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+def _chunk(
+    model: str, chat: bool, text: str | None, created: int, finish: str | None
+) -> dict[str, Any]:
+    if chat:
+        delta = {"content": text} if text is not None else {}
+        choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+        kind = "chat.completion.chunk"
+    else:
+        choice = {"index": 0, "text": text or "", "finish_reason": finish}
+        kind = "text_completion"
+    return {"id": "fake-1", "object": kind, "created": created, "model": model, "choices": [choice]}
+
+
+def _whole(model: str, chat: bool, text: str, tokens: int) -> dict[str, Any]:
+    if chat:
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": "length",
+        }
+        kind = "chat.completion"
+    else:
+        choice = {"index": 0, "text": text, "finish_reason": "length"}
+        kind = "text_completion"
+    usage = {"prompt_tokens": 5, "completion_tokens": tokens, "total_tokens": 5 + tokens}
+    return {
+        "id": "fake-1",
+        "object": kind,
+        "created": 0,
+        "model": model,
+        "choices": [choice],
+        "usage": usage,
+    }
+
+
+def main() -> None:
+    import uvicorn
+
+    parser = argparse.ArgumentParser(description="fake OpenAI-compatible upstream")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9001)
+    parser.add_argument("--model", default="fake-model")
+    parser.add_argument("--ttft-ms", type=float, default=20.0)
+    parser.add_argument("--tokens", type=int, default=20)
+    parser.add_argument("--itl-ms", type=float, default=5.0)
+    args = parser.parse_args()
+    config = FakeConfig(args.model, args.ttft_ms / 1000, args.tokens, args.itl_ms / 1000)
+    uvicorn.run(build_fake(config), host=args.host, port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

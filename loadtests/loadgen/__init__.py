@@ -1,0 +1,1 @@
+"""Open-loop load generator for OpenAI-compatible streaming endpoints."""

@@ -1,0 +1,202 @@
+"""Benchmark: what the gateway adds over going direct to a fast upstream on loopback.
+
+Method: one fake upstream (``loadtests.fake_upstream``: 20 ms to first token, then 20 tokens
+5 ms apart) and one gateway in front of it, each its own process. For each concurrency level
+a closed loop of ``c`` streaming clients runs in rounds that alternate direct, gateway,
+direct, ... so both see the same machine noise. Reported per level: TTFT p50/p99 of each
+path and their ratio, and requests/s of each path.
+
+Parameters: ``--levels`` (concurrencies), ``--rounds`` (pairs of rounds), ``--round-s``
+(seconds per round), ``--ttft-ms``, ``--tokens``, ``--itl-ms`` (the fake's timing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2 as httpx
+
+from loadtests.loadgen.stats import percentile
+
+_BODY = {
+    "model": "bench",
+    "messages": [{"role": "user", "content": "Say something short."}],
+    "stream": True,
+    "max_tokens": 20,
+}
+
+
+@dataclass
+class PathStats:
+    ttft: list[float] = field(default_factory=list)
+    completed: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+
+    def rps(self) -> float:
+        return self.completed / self.seconds if self.seconds else 0.0
+
+
+def _pct(values: list[float], q: float) -> float:
+    value = percentile(values, q)
+    return float("nan") if value is None else value
+
+
+async def _one(client: httpx.AsyncClient, url: str, stats: PathStats) -> None:
+    start = time.perf_counter()
+    first: float | None = None
+    async with client.stream("POST", url, json=_BODY) as response:
+        if response.status_code != 200:
+            await response.aread()
+            stats.errors += 1
+            return
+        async for line in response.aiter_lines():
+            if first is None and line.startswith("data: {"):
+                first = time.perf_counter()
+    if first is None:
+        stats.errors += 1
+        return
+    stats.ttft.append(first - start)
+    stats.completed += 1
+
+
+async def _round(
+    client: httpx.AsyncClient, url: str, c: int, seconds: float, stats: PathStats
+) -> None:
+    stop = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        while time.perf_counter() < stop:
+            try:
+                await _one(client, url, stats)
+            except httpx.HTTPError:
+                stats.errors += 1
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(c)))
+    stats.seconds += time.perf_counter() - began
+
+
+async def _level(
+    direct: str, gateway: str, c: int, rounds: int, round_s: float
+) -> dict[str, object]:
+    limits = httpx.Limits(max_connections=c + 8, max_keepalive_connections=c + 8)
+    results = {"direct": PathStats(), "gateway": PathStats()}
+    async with httpx.AsyncClient(limits=limits, timeout=30.0) as client:
+        await _round(client, direct, c, 0.5, PathStats())  # warm connections
+        await _round(client, gateway, c, 0.5, PathStats())
+        for _ in range(rounds):
+            await _round(client, direct, c, round_s, results["direct"])
+            await _round(client, gateway, c, round_s, results["gateway"])
+    d, g = results["direct"], results["gateway"]
+    row: dict[str, object] = {"concurrency": c}
+    for name, s in results.items():
+        row[f"{name}_ttft_p50_ms"] = round(_pct(s.ttft, 50) * 1000, 2)
+        row[f"{name}_ttft_p99_ms"] = round(_pct(s.ttft, 99) * 1000, 2)
+        row[f"{name}_rps"] = round(s.rps(), 1)
+        row[f"{name}_errors"] = s.errors
+    row["ttft_p50_ratio"] = round(_pct(g.ttft, 50) / _pct(d.ttft, 50), 3)
+    row["ttft_p99_ratio"] = round(_pct(g.ttft, 99) / _pct(d.ttft, 99), 3)
+    return row
+
+
+def _wait_ready(url: str, deadline_s: float = 20.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not become ready")
+
+
+@contextmanager
+def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    up_port, gw_port = args.port, args.port + 1
+    policy = (
+        f"backends:\n  - {{name: up-0, url: 'http://127.0.0.1:{up_port}', engine: openai,"
+        f" model: fake-model, pool: main, max_inflight: 10000}}\n"
+        "models:\n  bench: {pool: main}\n"
+        "server: {max_connections: 2000, max_keepalive_connections: 1000}\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        policy_path = Path(tmp) / "policy.yaml"
+        policy_path.write_text(policy)
+        py = sys.executable
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        upstream = subprocess.Popen(
+            [py, "-m", "loadtests.fake_upstream", "--port", str(up_port), "--ttft-ms",
+             str(args.ttft_ms), "--tokens", str(args.tokens), "--itl-ms", str(args.itl_ms)],
+            env=env,
+        )  # fmt: skip
+        gateway = subprocess.Popen(
+            [py, "-m", "gateway", "serve", "--policy", str(policy_path), "--port", str(gw_port),
+             "--log-level", "warning"],
+            env=env,
+        )  # fmt: skip
+        try:
+            _wait_ready(f"http://127.0.0.1:{up_port}/health")
+            _wait_ready(f"http://127.0.0.1:{gw_port}/readyz")
+            yield (
+                f"http://127.0.0.1:{up_port}/v1/chat/completions",
+                f"http://127.0.0.1:{gw_port}/v1/chat/completions",
+            )
+        finally:
+            for proc in (gateway, upstream):
+                proc.terminate()
+            for proc in (gateway, upstream):
+                proc.wait(timeout=10)
+
+
+def _table(rows: list[dict[str, object]]) -> str:
+    head = (
+        "| c | direct TTFT p50/p99 ms | gateway TTFT p50/p99 ms | ratio p50 | ratio p99 "
+        "| direct req/s | gateway req/s | errors d/g |\n|---|---|---|---|---|---|---|---|"
+    )
+    lines = [head]
+    for r in rows:
+        lines.append(
+            f"| {r['concurrency']} | {r['direct_ttft_p50_ms']} / {r['direct_ttft_p99_ms']} "
+            f"| {r['gateway_ttft_p50_ms']} / {r['gateway_ttft_p99_ms']} "
+            f"| {r['ttft_p50_ratio']}x | {r['ttft_p99_ratio']}x "
+            f"| {r['direct_rps']} | {r['gateway_rps']} "
+            f"| {r['direct_errors']}/{r['gateway_errors']} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--levels", default="1,16,64")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--round-s", type=float, default=4.0)
+    parser.add_argument("--port", type=int, default=9750)
+    parser.add_argument("--ttft-ms", type=float, default=20.0)
+    parser.add_argument("--tokens", type=int, default=20)
+    parser.add_argument("--itl-ms", type=float, default=5.0)
+    parser.add_argument("--json", help="also write the rows to this JSON file")
+    args = parser.parse_args(argv)
+    levels = [int(x) for x in args.levels.split(",")]
+    with _processes(args) as (direct, gateway):
+        rows = [asyncio.run(_level(direct, gateway, c, args.rounds, args.round_s)) for c in levels]
+    print(_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,196 @@
+"""From an HTTP request to engine work and back to text.
+
+Algorithm: the prompt is tokenised with the pseudo-tokeniser; the output length is
+``max_tokens`` (default ``min(profile.default_max_tokens, max_model_len - prompt)``) unless
+``ignore_eos`` is false and the deterministic natural length ``natural_length(prompt, seed)``
+(uniform in ``[natural_stop.min_tokens, natural_stop.max_tokens]`` from a hash of prompt and
+seed) is shorter, in which case the request finishes with "stop". Output text is
+``tokenizer.generate(prompt, seed, n)``, so a prompt and seed always give the same text, and
+every engine output becomes that many pieces of it.
+
+Disconnects: a client disconnect aborts the engine request at once and frees its blocks,
+whether it is waiting, prefilling or decoding. From the moment a request is accepted until its
+response is complete, one watcher task per request awaits ``http.disconnect`` on the ASGI
+``receive`` channel and calls ``Generation.abort``; the abort wakes the response's body
+iterator, which ends with ``RequestAborted``. Streaming responses need this because
+Starlette's ``StreamingResponse`` only listens for disconnects for ASGI spec < 2.4 and
+otherwise notices a gone client only when a send fails, i.e. not before the next chunk (and
+uvicorn drops sends to a closed connection silently). A request whose consumer stops early for
+any other reason is aborted too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import ClientDisconnect
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from loadtests.sim import tokenizer
+from loadtests.sim.driver import RequestAborted, RequestStream
+from loadtests.sim.engine import EngineRequest
+from loadtests.sim.profile import NaturalStop
+from loadtests.sim.replica import Replica
+
+
+class SimRequestError(Exception):
+    """A request the simulated server refuses, with its HTTP status."""
+
+    def __init__(self, status: int, message: str, err_type: str = "BadRequestError") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.err_type = err_type
+
+
+def chat_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Render chat messages with a ChatML-like template (the shape, not the exact bytes)."""
+    parts = []
+    for m in messages:
+        content = m.get("content") or ""
+        if isinstance(content, list):
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        parts.append(f"<|im_start|>{m.get('role', 'user')}\n{content}<|im_end|>\n")
+    parts.append("<|im_start|>assistant\n")
+    return "".join(parts)
+
+
+def natural_length(prompt: str, seed: int, stop: NaturalStop) -> int:
+    span = max(1, stop.max_tokens - stop.min_tokens + 1)
+    return stop.min_tokens + tokenizer.output_seed(prompt, seed ^ 0x5A5A) % span
+
+
+@dataclass(frozen=True)
+class Plan:
+    prompt: str
+    prompt_ids: list[int]
+    max_tokens: int
+    stop_at: int | None
+    seed: int
+
+
+def plan(
+    replica: Replica, prompt: str, max_tokens: int | None, *, ignore_eos: bool, seed: int
+) -> Plan:
+    profile = replica.profile
+    ids = tokenizer.encode(prompt) or [0]
+    room = profile.max_model_len - len(ids)
+    if room < 1:
+        raise SimRequestError(
+            400,
+            f"This model's maximum context length is {profile.max_model_len} tokens. "
+            f"However, your request has {len(ids)} input tokens.",
+        )
+    if max_tokens is None:
+        max_tokens = min(profile.default_max_tokens, room)
+    if max_tokens < 1 or max_tokens > room:
+        raise SimRequestError(
+            400,
+            f"max_tokens={max_tokens} is invalid: prompt has {len(ids)} tokens and "
+            f"max_model_len is {profile.max_model_len}.",
+        )
+    stop_at = None if ignore_eos else natural_length(prompt, seed, profile.natural_stop)
+    return Plan(prompt, ids, max_tokens, stop_at, seed)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    pieces: list[str]
+    finish_reason: str | None
+
+
+class Generation:
+    """A planned request running on a replica, yielding text chunks per engine step."""
+
+    def __init__(self, replica: Replica, p: Plan, prefix: str = "cmpl") -> None:
+        self.replica = replica
+        self.plan = p
+        self.request_id = f"{prefix}-{uuid.uuid4().hex}"
+        req = EngineRequest(self.request_id, p.prompt_ids, p.max_tokens, p.stop_at)
+        try:
+            self.stream: RequestStream = replica.driver.submit(req)
+        except ValueError as exc:
+            raise SimRequestError(400, str(exc)) from exc
+
+    def abort(self) -> None:
+        """Abort the engine request unless it already finished or was aborted (idempotent)."""
+        if self.stream.finish_reason is None and not self.stream.aborted:
+            self.replica.driver.abort(self.request_id)
+
+    async def chunks(self) -> AsyncIterator[Chunk]:
+        """Text per engine output; raises ``RequestAborted`` if the request is aborted."""
+        pieces = tokenizer.generate(self.plan.prompt, self.plan.seed, self.plan.max_tokens)
+        try:
+            async for out in self.stream.outputs():
+                yield Chunk([next(pieces) for _ in range(out.new_tokens)], out.finish_reason)
+        finally:
+            self.abort()
+
+    async def collect(self) -> tuple[str, str]:
+        text: list[str] = []
+        reason = "length"
+        async for chunk in self.chunks():
+            text.extend(chunk.pieces)
+            reason = chunk.finish_reason or reason
+        return "".join(text), reason
+
+
+def watch_disconnect(receive: Receive, gen: Generation) -> asyncio.Task[None]:
+    """Start the request's watcher: abort ``gen`` as soon as ``http.disconnect`` arrives.
+
+    The caller cancels the task when its response is done.
+    """
+    return asyncio.get_running_loop().create_task(_abort_on_disconnect(receive, gen))
+
+
+async def _abort_on_disconnect(receive: Receive, gen: Generation) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gen.abort()
+
+
+async def collect_unless_disconnected(receive: Receive, gen: Generation) -> tuple[str, str]:
+    """``gen.collect()``; a client disconnect aborts it at once and raises a 499."""
+    watcher = watch_disconnect(receive, gen)
+    try:
+        return await gen.collect()
+    except RequestAborted as exc:
+        raise SimRequestError(499, "client disconnected", "ClientDisconnected") from exc
+    finally:
+        watcher.cancel()
+
+
+class GenerationStream(StreamingResponse):
+    """SSE response of a generation that aborts it the moment the client disconnects.
+
+    Whatever the ASGI spec version, the disconnect watcher runs next to the body iterator for
+    the whole response (one task per request, nothing per token). It starts as soon as the
+    route returns this response, with no suspension since the generation was submitted, and
+    a disconnect that came earlier is reported by the first ``receive``. On a disconnect the
+    generation is aborted in the engine and the body iterator ends with ``RequestAborted``.
+    """
+
+    def __init__(self, gen: Generation, events: AsyncGenerator[bytes, None]) -> None:
+        super().__init__(events, media_type="text/event-stream")
+        self.gen = gen
+        self._events = events
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        watcher = watch_disconnect(receive, self.gen)
+        try:
+            await self.stream_response(send)
+        except RequestAborted:
+            return  # the client is gone; its engine request is already aborted
+        except OSError as exc:  # a server that reports the closed connection on send
+            raise ClientDisconnect() from exc
+        finally:
+            watcher.cancel()
+            self.gen.abort()
+            await self._events.aclose()
+        if self.background is not None:
+            await self.background()

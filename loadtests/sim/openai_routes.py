@@ -1,0 +1,197 @@
+"""vLLM's OpenAI-compatible routes: chat and text completions (streaming SSE or not), models.
+
+Streaming sends one SSE chunk per engine step (as vLLM does), a final chunk carrying the
+finish reason, a usage chunk when ``stream_options.include_usage`` is set, then ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from loadtests.sim.generation import (
+    Generation,
+    GenerationStream,
+    SimRequestError,
+    chat_prompt,
+    collect_unless_disconnected,
+    plan,
+)
+from loadtests.sim.replica import Replica
+
+Body = dict[str, Any]
+Shape = Callable[[list[str], str | None, bool], dict[str, Any]]
+
+
+def error_response(exc: SimRequestError) -> JSONResponse:
+    error: dict[str, object] = {
+        "message": exc.message,
+        "type": exc.err_type,
+        "param": None,
+        "code": exc.status,
+    }
+    return JSONResponse({"error": error}, status_code=exc.status)
+
+
+async def read_json(request: Request) -> Body:
+    try:
+        body = orjson.loads(await request.body())
+    except orjson.JSONDecodeError as exc:
+        raise SimRequestError(400, f"invalid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise SimRequestError(400, "request body must be a JSON object")
+    return body
+
+
+def _sse(obj: object) -> bytes:
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+def usage(gen: Generation) -> dict[str, Any]:
+    s = gen.stream
+    details = {"cached_tokens": s.cached_tokens} if s.cached_tokens else None
+    return {
+        "prompt_tokens": s.prompt_tokens,
+        "total_tokens": s.prompt_tokens + s.completion_tokens,
+        "completion_tokens": s.completion_tokens,
+        "prompt_tokens_details": details,
+    }
+
+
+class OpenAIHandlers:
+    """Handlers bound to one replica."""
+
+    def __init__(self, replica: Replica) -> None:
+        self.replica = replica
+
+    def _start(self, body: Body, prompt: str, prefix: str) -> Generation:
+        model = body.get("model")
+        if model is not None and model != self.replica.served_model:
+            raise SimRequestError(404, f"The model `{model}` does not exist.", "NotFoundError")
+        max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+        p = plan(
+            self.replica,
+            prompt,
+            None if max_tokens is None else int(max_tokens),
+            ignore_eos=bool(body.get("ignore_eos", False)),
+            seed=int(body.get("seed") or 0),
+        )
+        return Generation(self.replica, p, prefix)
+
+    async def chat(self, request: Request) -> Response:
+        try:
+            body = await read_json(request)
+            messages = body.get("messages")
+            if not isinstance(messages, list) or not messages:
+                raise SimRequestError(400, "messages must be a non-empty list")
+            gen = self._start(body, chat_prompt(messages), "chatcmpl")
+            return await self._respond(request, body, gen, "chat.completion", _chat_choice)
+        except SimRequestError as exc:
+            return error_response(exc)
+
+    async def completions(self, request: Request) -> Response:
+        try:
+            body = await read_json(request)
+            prompt = body.get("prompt")
+            if isinstance(prompt, list) and len(prompt) == 1:
+                prompt = prompt[0]
+            if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
+                prompt = " ".join(f"t{t}" for t in prompt)
+            if not isinstance(prompt, str):
+                raise SimRequestError(400, "prompt must be a string or a list of token ids")
+            gen = self._start(body, prompt, "cmpl")
+            return await self._respond(request, body, gen, "text_completion", _text_choice)
+        except SimRequestError as exc:
+            return error_response(exc)
+
+    async def _respond(
+        self, request: Request, body: Body, gen: Generation, obj: str, shape: Shape
+    ) -> Response:
+        created = int(time.time())
+        if body.get("stream"):
+            opts = body.get("stream_options")
+            include_usage = isinstance(opts, dict) and bool(opts.get("include_usage"))
+            events = self._stream(gen, obj, created, shape, include_usage)
+            return GenerationStream(gen, events)
+        text, reason = await collect_unless_disconnected(request.receive, gen)
+        payload = self._envelope(gen, obj, created)
+        payload["choices"] = [shape([text], reason, False)]
+        payload["usage"] = usage(gen)
+        return JSONResponse(payload)
+
+    def _envelope(self, gen: Generation, obj: str, created: int) -> dict[str, Any]:
+        return {
+            "id": gen.request_id,
+            "object": obj,
+            "created": created,
+            "model": self.replica.served_model,
+        }
+
+    async def _stream(
+        self, gen: Generation, obj: str, created: int, shape: Shape, include_usage: bool
+    ) -> AsyncGenerator[bytes, None]:
+        chunk_obj = "chat.completion.chunk" if obj == "chat.completion" else obj
+        head = self._envelope(gen, chunk_obj, created)
+        if obj == "chat.completion":
+            first = {"index": 0, "delta": {"role": "assistant", "content": ""}}
+            yield _sse({**head, "choices": [{**first, "logprobs": None, "finish_reason": None}]})
+        async for chunk in gen.chunks():
+            choice = shape(chunk.pieces, chunk.finish_reason, True)
+            event = {**head, "choices": [choice]}
+            if include_usage:
+                event["usage"] = None
+            yield _sse(event)
+        if include_usage:
+            yield _sse({**head, "choices": [], "usage": usage(gen)})
+        yield b"data: [DONE]\n\n"
+
+    async def models(self, request: Request) -> Response:
+        r = self.replica
+        card = {
+            "id": r.served_model,
+            "object": "model",
+            "created": int(time.time()),
+            "owned_by": "vllm" if r.kind == "vllm" else "tgi",
+            "root": r.served_model,
+            "parent": None,
+            "max_model_len": r.profile.max_model_len,
+            "permission": [],
+        }
+        return JSONResponse({"object": "list", "data": [card]})
+
+
+def _chat_choice(pieces: list[str], reason: str | None, stream: bool) -> dict[str, Any]:
+    text = "".join(pieces)
+    body = {"content": text} if stream else {"role": "assistant", "content": text}
+    return {
+        "index": 0,
+        "delta" if stream else "message": body,
+        "logprobs": None,
+        "finish_reason": reason,
+        "stop_reason": None,
+    }
+
+
+def _text_choice(pieces: list[str], reason: str | None, stream: bool) -> dict[str, Any]:
+    return {
+        "index": 0,
+        "text": "".join(pieces),
+        "logprobs": None,
+        "finish_reason": reason,
+        "stop_reason": None,
+    }
+
+
+def openai_routes(replica: Replica) -> list[Route]:
+    h = OpenAIHandlers(replica)
+    return [
+        Route("/v1/chat/completions", h.chat, methods=["POST"]),
+        Route("/v1/completions", h.completions, methods=["POST"]),
+        Route("/v1/models", h.models, methods=["GET"]),
+    ]

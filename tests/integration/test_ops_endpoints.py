@@ -1,0 +1,79 @@
+"""Health, readiness, metrics, models, and the admin endpoints with hot reload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2 as httpx
+import openai
+
+from tests.integration.conftest import GatewayFactory
+from tests.support.policies import single_pool
+
+
+def test_healthz_readyz_and_metrics(gateway: str) -> None:
+    with httpx.Client(base_url=gateway) as http:
+        assert http.get("/healthz").json() == {"status": "ok"}
+        assert http.get("/readyz").json() == {"status": "ready", "pools": {"small": True}}
+        body = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
+        assert http.post("/v1/chat/completions", json=body).status_code == 200
+        assert http.post("/v1/chat/completions", json={**body, "model": "x"}).status_code == 404
+        text = http.get("/metrics").text
+    assert (
+        'gateway_requests_total{backend="small-0",model="fast",pool="small",status="200"} 1.0'
+        in text
+    )
+    assert 'gateway_client_errors_total{status="404",type="invalid_request_error"} 1.0' in text
+    assert 'gateway_backend_healthy{backend="small-0",pool="small"} 1.0' in text
+    assert "gateway_time_to_first_token_seconds_bucket" in text
+
+
+def test_reload_swaps_policy_and_refuses_broken_edit(
+    upstream: str, start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(single_pool(upstream))
+    with start_gateway(path=path) as url, httpx.Client(base_url=url) as http:
+        before = http.get("/admin/policy").json()
+        assert before["path"] == str(path)
+
+        path.write_text(single_pool(upstream) + "  smart: {pool: small}\n")
+        reloaded = http.post("/admin/reload").json()
+        assert reloaded["status"] == "reloaded"
+        assert reloaded["digest"] != before["digest"]
+        client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
+        assert "smart" in {m.id for m in client.models.list()}
+
+        path.write_text(single_pool(upstream) + "  smart: {pool: nowhere}\n")
+        refused = http.post("/admin/reload")
+        assert refused.status_code == 400
+        assert "models.smart.pool" in refused.json()["error"]["message"]
+        assert http.get("/admin/policy").json()["digest"] == reloaded["digest"]
+        assert "smart" in {m.id for m in client.models.list()}
+        metrics = http.get("/metrics").text
+    assert 'gateway_policy_reloads_total{result="success"} 1.0' in metrics
+    assert 'gateway_policy_reloads_total{result="failure"} 1.0' in metrics
+
+
+def test_inflight_stream_finishes_on_its_policy(
+    upstream: str, start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(single_pool(upstream))
+    body = {
+        "model": "fast",
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": True,
+        "fake": {"tokens": 3, "itl_s": 0.05},
+    }
+    with start_gateway(path=path) as url, httpx.Client(base_url=url, timeout=10) as http:
+        with http.stream("POST", "/v1/chat/completions", json=body) as response:
+            lines = response.iter_lines()
+            first = next(line for line in lines if line.startswith("data: "))
+            path.write_text(single_pool(upstream).replace("fast:", "quick:"))
+            assert http.post("/admin/reload").json()["status"] == "reloaded"
+            rest = [line for line in lines if line.startswith("data: ")]
+        assert '"model":"fast"' in first
+        assert rest[-1] == "data: [DONE]"
+        assert all('"model":"fast"' in line for line in rest[:-1])
+        assert http.post("/v1/chat/completions", json={**body, "stream": False}).status_code == 404

@@ -1,0 +1,169 @@
+"""BackendRegistry: state kept across reloads by name and URL; pool readiness."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.policy.compile import CompiledPolicy
+from tests.unit.gateway.helpers import policy
+
+BEFORE = """
+backends:
+  - {name: a, url: http://127.0.0.1:8001, model: m, pool: small, max_inflight: 4}
+  - {name: b, url: http://127.0.0.1:8002, model: m, pool: big}
+models:
+  fast: {pool: small}
+  smart: {pool: big}
+"""
+
+
+def _registry(text: str = BEFORE) -> tuple[BackendRegistry, BackendState]:
+    registry = BackendRegistry()
+    registry.reconcile(policy(text))
+    a = registry.get("a")
+    assert a is not None
+    a.inflight, a.health, a.failures, a.successes = 3, Health.HEALTHY, 0, 5
+    return registry, a
+
+
+# id -> (edit of BEFORE, is backend "a"'s state kept?)
+EDITS: dict[str, tuple[tuple[str, str], bool]] = {
+    "unchanged": (("", ""), True),
+    "max_inflight changed": (("max_inflight: 4", "max_inflight: 9"), True),
+    "engine added": (("pool: small,", "pool: small, engine: vllm,"), True),
+    "served model changed": (("model: m, pool: small", "model: m2, pool: small"), True),
+    "trailing slash only": (("8001,", "8001/,"), True),
+    "url changed": (("8001", "8101"), False),
+    "url scheme changed": (("http://127.0.0.1:8001", "https://127.0.0.1:8001"), False),
+}
+
+
+@pytest.mark.parametrize(("edit", "kept"), EDITS.values(), ids=EDITS.keys())
+def test_reconcile_keeps_state_only_for_same_name_and_url(
+    edit: tuple[str, str], kept: bool
+) -> None:
+    registry, a = _registry()
+    new_text = BEFORE.replace(*edit)
+    assert (new_text != BEFORE) == bool(edit[0])
+    new_policy = policy(new_text)
+
+    registry.reconcile(new_policy)
+
+    after = registry.get("a")
+    assert after is not None
+    new_spec = next(s for s in new_policy.backends if s.name == "a")
+    assert after.spec == new_spec
+    if kept:
+        assert after is a
+        assert (after.inflight, after.health, after.successes) == (3, Health.HEALTHY, 5)
+    else:
+        assert after is not a
+        assert (after.inflight, after.health, after.failures, after.successes) == (
+            0,
+            Health.UNKNOWN,
+            0,
+            0,
+        )
+
+
+def test_pool_move_keeps_state_and_follows_the_new_pool() -> None:
+    registry, a = _registry()
+    moved = policy(
+        BEFORE.replace("model: m, pool: small", "model: m, pool: big").replace(
+            "fast: {pool: small}", "fast: {pool: big}"
+        )
+    )
+
+    registry.reconcile(moved)
+
+    assert registry.get("a") is a
+    assert a.spec.pool == "big"
+    assert [s.name for s in registry.in_pool(moved, "big")] == ["a", "b"]
+
+
+def test_removed_backend_is_dropped() -> None:
+    registry, _ = _registry()
+    without_a = policy(
+        """
+        backends:
+          - {name: b, url: http://127.0.0.1:8002, model: m, pool: big}
+        models:
+          smart: {pool: big}
+        """
+    )
+
+    registry.reconcile(without_a)
+
+    assert registry.get("a") is None
+    assert [s.name for s in registry.all()] == ["b"]
+
+
+def test_renamed_backend_starts_fresh() -> None:
+    registry, a = _registry()
+    registry.reconcile(policy(BEFORE.replace("name: a,", "name: a2,")))
+
+    assert registry.get("a") is None
+    renamed = registry.get("a2")
+    assert renamed is not None
+    assert renamed is not a
+    assert (renamed.inflight, renamed.health) == (0, Health.UNKNOWN)
+
+
+def test_removed_then_re_added_backend_starts_fresh() -> None:
+    registry, a = _registry()
+    registry.reconcile(policy(BEFORE.replace("name: a,", "name: a2,")))
+    registry.reconcile(policy(BEFORE))
+
+    again = registry.get("a")
+    assert again is not None
+    assert again is not a
+    assert again.inflight == 0
+
+
+def test_all_is_a_snapshot() -> None:
+    registry, _ = _registry()
+    snapshot = registry.all()
+    registry.reconcile(policy(BEFORE.replace("name: a,", "name: a2,")))
+    assert [s.name for s in snapshot] == ["a", "b"]
+
+
+TWO_POOLS = """
+backends:
+  - {name: s1, url: http://127.0.0.1:1, model: m, pool: small}
+  - {name: s2, url: http://127.0.0.1:2, model: m, pool: small}
+  - {name: b1, url: http://127.0.0.1:3, model: m, pool: big}
+models:
+  fast: {pool: small}
+"""
+
+# id -> (health by backend, expected readiness by pool)
+READY: dict[str, tuple[dict[str, Health], dict[str, bool]]] = {
+    "all unknown": ({}, {"small": False, "big": False}),
+    "one healthy replica makes the pool ready": (
+        {"s2": Health.HEALTHY},
+        {"small": True, "big": False},
+    ),
+    "unhealthy is not ready": (
+        {"s1": Health.UNHEALTHY, "s2": Health.UNHEALTHY, "b1": Health.HEALTHY},
+        {"small": False, "big": True},
+    ),
+    "mixed": (
+        {"s1": Health.UNHEALTHY, "s2": Health.HEALTHY, "b1": Health.UNHEALTHY},
+        {"small": True, "big": False},
+    ),
+}
+
+
+@pytest.mark.parametrize(("healths", "ready"), READY.values(), ids=READY.keys())
+def test_pool_ready(healths: dict[str, Health], ready: dict[str, bool]) -> None:
+    compiled: CompiledPolicy = policy(TWO_POOLS)
+    registry = BackendRegistry()
+    registry.reconcile(compiled)
+    for name, health in healths.items():
+        backend = registry.get(name)
+        assert backend is not None
+        backend.health = health
+
+    assert dict(registry.pool_ready(compiled)) == ready
+    assert [s.name for s in registry.in_pool(compiled, "small")] == ["s1", "s2"]
