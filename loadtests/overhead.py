@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +25,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 
+from loadtests.loadgen.processes import running
 from loadtests.loadgen.stats import percentile
 
 _BODY = {
@@ -111,18 +110,6 @@ async def _level(
     return row
 
 
-def _wait_ready(url: str, deadline_s: float = 20.0) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} did not become ready")
-
-
 @contextmanager
 def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     up_port, gw_port = args.port, args.port + 1
@@ -132,33 +119,21 @@ def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         "models:\n  bench: {pool: main}\n"
         "server: {max_connections: 2000, max_keepalive_connections: 1000}\n"
     )
+    py = sys.executable
+    upstream_argv = [py, "-m", "loadtests.fake_upstream", "--port", str(up_port),
+                     "--ttft-ms", str(args.ttft_ms), "--tokens", str(args.tokens),
+                     "--itl-ms", str(args.itl_ms)]  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         policy_path = Path(tmp) / "policy.yaml"
         policy_path.write_text(policy)
-        py = sys.executable
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        upstream = subprocess.Popen(
-            [py, "-m", "loadtests.fake_upstream", "--port", str(up_port), "--ttft-ms",
-             str(args.ttft_ms), "--tokens", str(args.tokens), "--itl-ms", str(args.itl_ms)],
-            env=env,
-        )  # fmt: skip
-        gateway = subprocess.Popen(
-            [py, "-m", "gateway", "serve", "--policy", str(policy_path), "--port", str(gw_port),
-             "--log-level", "warning"],
-            env=env,
-        )  # fmt: skip
-        try:
-            _wait_ready(f"http://127.0.0.1:{up_port}/health")
-            _wait_ready(f"http://127.0.0.1:{gw_port}/readyz")
-            yield (
-                f"http://127.0.0.1:{up_port}/v1/chat/completions",
-                f"http://127.0.0.1:{gw_port}/v1/chat/completions",
-            )
-        finally:
-            for proc in (gateway, upstream):
-                proc.terminate()
-            for proc in (gateway, upstream):
-                proc.wait(timeout=10)
+        gateway_argv = [py, "-m", "gateway", "serve", "--policy", str(policy_path),
+                        "--port", str(gw_port), "--log-level", "warning"]  # fmt: skip
+        up_url, gw_url = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{gw_port}"
+        with (
+            running(upstream_argv, [up_url + "/health"], Path(tmp) / "upstream.log"),
+            running(gateway_argv, [gw_url + "/readyz"], Path(tmp) / "gateway.log"),
+        ):
+            yield up_url + "/v1/chat/completions", gw_url + "/v1/chat/completions"
 
 
 def _table(rows: list[dict[str, object]]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,13 +85,13 @@ class PolicyHolder:
     def digest_short(self) -> str:
         return self._policy.digest[:12]
 
-    async def watch(self) -> None:
-        """Reload whenever the file's mtime or size changes."""
+    async def watch(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        """Reload whenever the file's mtime or size changes (``sleep`` is injectable)."""
         if self._path is None:
             return
         last = _fingerprint(self._path)
         while True:
-            await asyncio.sleep(self._policy.source.server.reload_poll_s)
+            await sleep(self._policy.source.server.reload_poll_s)
             now = _fingerprint(self._path)
             if now != last:
                 last = now
