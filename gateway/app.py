@@ -21,8 +21,9 @@ from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder
 from gateway.proxy import Proxy
-from gateway.routes import error_response, not_found, routes
+from gateway.routes import error_response, internal_error, not_found, routes
 from gateway.runtime import Gateway
+from gateway.upstream import ConnectionPool
 
 log = logging.getLogger(__name__)
 
@@ -41,33 +42,42 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with _upstream_client(policy, transport) as client:
-            gateway.proxy = Proxy(client, clock)
-            async with _background(gateway, client):
-                yield
+        upstream = ConnectionPool(
+            max_idle_per_origin=policy.source.server.max_keepalive_connections
+        )
+        async with _control_client(policy, transport) as client:
+            gateway.proxy = Proxy(upstream, clock)
+            try:
+                async with _background(gateway, client):
+                    yield
+            finally:
+                upstream.close()
 
     app = Starlette(
         routes=routes(),
         lifespan=lifespan,
-        exception_handlers={404: not_found, 405: not_found, GatewayError: error_response},
+        exception_handlers={
+            404: not_found,
+            405: not_found,
+            GatewayError: error_response,
+            Exception: internal_error,
+        },
     )
     app.state.gateway = gateway
     return app
 
 
-def _upstream_client(
+def _control_client(
     policy: CompiledPolicy, transport: httpx.AsyncBaseTransport | None
 ) -> httpx.AsyncClient:
-    server = policy.source.server
+    """The client for health probes and other control-plane calls (not the request path)."""
     return httpx.AsyncClient(
         limits=httpx.Limits(
-            max_connections=server.max_connections,
-            max_keepalive_connections=server.max_keepalive_connections,
+            max_connections=100,
+            max_keepalive_connections=20,
             keepalive_expiry=30.0,
         ),
         transport=transport,
-        # Upstream bodies are relayed as they are; decompressing them would only cost CPU.
-        headers={"accept-encoding": "identity"},
         trust_env=False,
     )
 

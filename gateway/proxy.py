@@ -4,128 +4,141 @@ Streaming answers are relayed event by event: each upstream ``data:`` line is re
 ``model`` set back to the public name) and sent on at once. Timeouts come from the pool:
 ``connect_s`` for the connection, ``first_token_s`` until the first event, ``idle_s`` between
 events, ``total_s`` for the whole exchange. An error before the response starts is an HTTP
-error; after, it ends the stream with an error event and ``data: [DONE]``.
+error; after, it ends the stream with an error event and ``data: [DONE]``. However the
+exchange ends early (error, timeout, client gone), the upstream connection is closed at once
+so the backend stops generating; after a clean end it goes back to the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
-import httpx2 as httpx
 import orjson
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from gateway import sse, upstream_errors
+from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.lifecycle import Lease, Outcome
 from gateway.policy.schema import Timeouts
+from gateway.streaming import EventStreamResponse
+from gateway.upstream import ConnectionPool, Origin, UpstreamIOError, UpstreamResponse
 
 _PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 _MAX_ERROR_BODY = 64 * 1024
+# nginx's code for "client closed request": recorded in metrics, never sent.
+CLIENT_GONE = 499
 
 
 class Proxy:
-    """Sends requests upstream through one shared ``httpx.AsyncClient``."""
+    """Sends requests upstream through one shared connection pool."""
 
-    def __init__(self, client: httpx.AsyncClient, clock: Callable[[], float]) -> None:
-        self._client = client
+    def __init__(self, pool: ConnectionPool, clock: Callable[[], float]) -> None:
+        self._pool = pool
         self._clock = clock
+        self._origins: dict[str, Origin] = {}
 
-    async def forward(self, lease: Lease, headers: dict[str, str]) -> Response:
+    async def forward(
+        self, lease: Lease, headers: dict[str, str], watch: DisconnectWatch
+    ) -> Response:
         timeouts = lease.plan.pool.timeouts
         try:
             response = await self._open(lease, timeouts)
         except GatewayError as exc:
             lease.finish(Outcome(exc.http_status(), error_kind=exc.code))
             raise
-        if response.status_code != 200:
+        except asyncio.CancelledError:
+            lease.finish(Outcome(CLIENT_GONE, error_kind="client_gone"))
+            raise
+        if response.status != 200:
             raise await self._refuse(lease, response)
         if lease.ctx.request.stream:
-            return StreamingResponse(
-                self._relay(lease, response, timeouts),
-                media_type="text/event-stream",
-                headers={**headers, "cache-control": "no-cache", "x-accel-buffering": "no"},
-            )
+            return EventStreamResponse(self._relay(lease, response, timeouts), watch, headers)
         return await self._whole(lease, response, headers)
 
-    async def _open(self, lease: Lease, timeouts: Timeouts) -> httpx.Response:
+    async def _open(self, lease: Lease, timeouts: Timeouts) -> UpstreamResponse:
         ctx = lease.ctx
         spec = lease.backend.spec
         body = dict(ctx.request.body)
         body["model"] = spec.served_model
-        request = self._client.build_request(
-            "POST",
-            spec.url + _PATHS[ctx.request.endpoint],
-            content=orjson.dumps(body),
-            headers={"content-type": "application/json", "x-request-id": ctx.request_id},
-            timeout=httpx.Timeout(
-                connect=timeouts.connect_s,
-                read=timeouts.first_token_s if ctx.request.stream else timeouts.total_s,
-                write=timeouts.connect_s,
-                pool=timeouts.connect_s,
-            ),
-        )
+        wait = timeouts.first_token_s if ctx.request.stream else timeouts.total_s
         try:
-            async with asyncio.timeout(self._remaining(lease, timeouts)):
-                return await self._client.send(request, stream=True)
-        except (httpx.HTTPError, TimeoutError) as exc:
+            async with asyncio.timeout(min(wait, self._remaining(lease, timeouts))):
+                return await self._pool.request(
+                    self._origin(spec.url),
+                    "POST",
+                    _PATHS[ctx.request.endpoint],
+                    [
+                        ("content-type", "application/json"),
+                        (
+                            "accept",
+                            "text/event-stream" if ctx.request.stream else "application/json",
+                        ),
+                        ("x-request-id", ctx.request_id),
+                    ],
+                    orjson.dumps(body),
+                    connect_timeout_s=timeouts.connect_s,
+                )
+        except (UpstreamIOError, TimeoutError) as exc:
             raise upstream_errors.from_exception(exc, spec.name) from None
 
-    async def _refuse(self, lease: Lease, response: httpx.Response) -> GatewayError:
+    async def _refuse(self, lease: Lease, response: UpstreamResponse) -> GatewayError:
         try:
-            body = await _read_capped(response, _MAX_ERROR_BODY)
-        except httpx.HTTPError:
+            async with asyncio.timeout(lease.plan.pool.timeouts.idle_s):
+                body = await response.read(_MAX_ERROR_BODY)
+        except (UpstreamIOError, TimeoutError):
             body = b""
         finally:
-            await response.aclose()
+            response.close()
         error = upstream_errors.from_status(
-            response.status_code, body, response.headers, lease.backend.name
+            response.status, body, response.header("retry-after"), lease.backend.name
         )
-        kind = "status" if error.http_status() >= 500 else None
+        kind = "upstream_status" if error.http_status() >= 500 else None
         lease.finish(Outcome(error.http_status(), error_kind=kind))
         return error
 
     async def _whole(
-        self, lease: Lease, response: httpx.Response, headers: dict[str, str]
+        self, lease: Lease, response: UpstreamResponse, headers: dict[str, str]
     ) -> Response:
         outcome = Outcome(200)
         try:
             async with asyncio.timeout(self._remaining(lease, lease.plan.pool.timeouts)):
-                raw = await response.aread()
+                raw = await response.read()
             data = _json_object(raw)
             if data is None:
-                raise upstream_errors.invalid_response(
-                    lease.backend.name, "body is not a JSON object"
-                )
+                raise upstream_errors.invalid_response(lease.backend.name, "body is not JSON")
             data["model"] = lease.ctx.request.model
             outcome.first_token_at = self._clock()
             return Response(orjson.dumps(data), media_type="application/json", headers=headers)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (UpstreamIOError, TimeoutError) as exc:
             error = upstream_errors.from_exception(exc, lease.backend.name)
             outcome = Outcome(error.http_status(), error_kind=_kind(error))
             raise error from None
         except GatewayError as exc:
             outcome = Outcome(exc.http_status(), error_kind=_kind(exc))
             raise
+        except asyncio.CancelledError:
+            outcome = Outcome(CLIENT_GONE, error_kind="client_gone")
+            raise
         finally:
-            await response.aclose()
+            response.close()
             lease.finish(outcome)
 
     async def _relay(
-        self, lease: Lease, response: httpx.Response, timeouts: Timeouts
-    ) -> AsyncIterator[bytes]:
+        self, lease: Lease, response: UpstreamResponse, timeouts: Timeouts
+    ) -> AsyncGenerator[bytes, None]:
         outcome = Outcome(200)
         public = lease.ctx.request.model
-        lines = sse.iter_lines(response.aiter_raw())
+        lines = sse.iter_lines(response.chunks())
         error: GatewayError | None = None
         try:
             while True:
                 budget = (
                     timeouts.first_token_s if outcome.first_token_at is None else timeouts.idle_s
                 )
-                line = await self._next_line(lines, min(budget, self._remaining(lease, timeouts)))
+                line = await _next_line(lines, min(budget, self._remaining(lease, timeouts)))
                 if line is None:
                     error = upstream_errors.invalid_response(
                         lease.backend.name, "the stream ended before data: [DONE]"
@@ -136,7 +149,7 @@ class Proxy:
                     continue
                 if payload == b"[DONE]":
                     # Reading to the end lets the connection go back to the pool.
-                    await self._drain(lines, timeouts.idle_s)
+                    await _drain(lines, timeouts.idle_s)
                     break
                 chunk = _rewrite_model(payload, public)
                 if chunk is None:
@@ -147,12 +160,15 @@ class Proxy:
                 if outcome.first_token_at is None:
                     outcome.first_token_at = self._clock()
                 yield sse.frame(chunk)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (UpstreamIOError, TimeoutError) as exc:
             error = upstream_errors.from_exception(exc, lease.backend.name)
         except GatewayError as exc:
             error = exc
+        except (asyncio.CancelledError, GeneratorExit):
+            outcome.status, outcome.error_kind = CLIENT_GONE, "client_gone"
+            raise
         finally:
-            await response.aclose()
+            response.close()
             if error is not None:
                 outcome.status = error.http_status()
                 outcome.error_kind = _kind(error)
@@ -161,22 +177,28 @@ class Proxy:
             yield sse.frame_json(error.body())
         yield sse.DONE
 
-    @staticmethod
-    async def _drain(lines: AsyncIterator[bytes], budget_s: float) -> None:
-        async with asyncio.timeout(budget_s):
-            async for _ in lines:
-                pass
-
-    @staticmethod
-    async def _next_line(lines: AsyncIterator[bytes], budget_s: float) -> bytes | None:
-        async with asyncio.timeout(budget_s):
-            return await anext(lines, None)
+    def _origin(self, url: str) -> Origin:
+        origin = self._origins.get(url)
+        if origin is None:
+            origin = self._origins[url] = Origin.from_url(url)
+        return origin
 
     def _remaining(self, lease: Lease, timeouts: Timeouts) -> float:
         left = timeouts.total_s - (self._clock() - lease.ctx.arrival)
         if left <= 0:
             raise GatewayTimeout("The request exceeded its total time limit.", code="total_timeout")
         return left
+
+
+async def _next_line(lines: AsyncIterator[bytes], budget_s: float) -> bytes | None:
+    async with asyncio.timeout(budget_s):
+        return await anext(lines, None)
+
+
+async def _drain(lines: AsyncIterator[bytes], budget_s: float) -> None:
+    async with asyncio.timeout(budget_s):
+        async for _ in lines:
+            pass
 
 
 def _kind(error: GatewayError) -> str:
@@ -198,14 +220,3 @@ def _rewrite_model(payload: bytes, public: str) -> bytes | None:
     if "model" in data:
         data["model"] = public
     return orjson.dumps(data)
-
-
-async def _read_capped(response: httpx.Response, limit: int) -> bytes:
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_raw():
-        parts.append(chunk)
-        size += len(chunk)
-        if size >= limit:
-            break
-    return b"".join(parts)[:limit]

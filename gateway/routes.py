@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 
@@ -13,12 +14,16 @@ from starlette.routing import BaseRoute, Route
 
 from gateway.admin import admin_routes
 from gateway.body import read_body
-from gateway.errors import GatewayError, MethodNotAllowed, NotFound
+from gateway.disconnect import DisconnectWatch
+from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
 from gateway.lifecycle import Lease
 from gateway.openai_api import Endpoint, parse_request
 from gateway.pipeline import RequestContext, pick_backend, plan_pool
+from gateway.policy.compile import CompiledPolicy
+from gateway.proxy import CLIENT_GONE
 from gateway.responses import json_response
 from gateway.runtime import Gateway
+from gateway.streaming import EventStreamResponse
 
 log = logging.getLogger(__name__)
 
@@ -53,22 +58,47 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     arrival = gateway.clock()
     request_id = uuid.uuid4().hex
     headers = {"x-gateway-request-id": request_id}
+    policy = gateway.policy
     try:
-        policy = gateway.policy
         raw = await read_body(request, policy.source.server.max_body_bytes)
-        ctx = RequestContext(
-            request_id, arrival, parse_request(endpoint, raw), policy, request.headers
-        )
-        plan = plan_pool(ctx)
-        backend = pick_backend(ctx, plan, gateway.backends, gateway.picker)
-        headers["x-gateway-pool"] = plan.pool.name
-        headers["x-gateway-route-reason"] = plan.reason
-        headers["x-gateway-backend"] = backend.name
-        lease = Lease(ctx, plan, backend, gateway.metrics, gateway.clock)
-        gateway.metrics.overhead.observe(gateway.clock() - arrival)
-        return await gateway.require_proxy().forward(lease, headers)
     except GatewayError as exc:
         return render_error(gateway, exc, headers)
+    watch = DisconnectWatch(request.receive)
+    try:
+        response = await _dispatch(gateway, request, endpoint, raw, policy, arrival, headers, watch)
+    except GatewayError as exc:
+        watch.stop()
+        return render_error(gateway, exc, headers)
+    except asyncio.CancelledError:
+        watch.stop()
+        if watch.absorb():
+            return Response(status_code=CLIENT_GONE)  # nobody is listening any more
+        raise
+    if not isinstance(response, EventStreamResponse):
+        watch.stop()  # an event stream stops its watch when it ends
+    return response
+
+
+async def _dispatch(
+    gateway: Gateway,
+    request: Request,
+    endpoint: Endpoint,
+    raw: bytes,
+    policy: CompiledPolicy,
+    arrival: float,
+    headers: dict[str, str],
+    watch: DisconnectWatch,
+) -> Response:
+    request_id = headers["x-gateway-request-id"]
+    ctx = RequestContext(request_id, arrival, parse_request(endpoint, raw), policy, request.headers)
+    plan = plan_pool(ctx)
+    backend = pick_backend(ctx, plan, gateway.backends, gateway.picker)
+    headers["x-gateway-pool"] = plan.pool.name
+    headers["x-gateway-route-reason"] = plan.reason
+    headers["x-gateway-backend"] = backend.name
+    lease = Lease(ctx, plan, backend, gateway.metrics, gateway.clock)
+    gateway.metrics.overhead.observe(gateway.clock() - arrival)
+    return await gateway.require_proxy().forward(lease, headers, watch)
 
 
 def render_error(gateway: Gateway, exc: GatewayError, headers: dict[str, str]) -> Response:
@@ -86,6 +116,13 @@ def render_error(gateway: Gateway, exc: GatewayError, headers: dict[str, str]) -
 async def error_response(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GatewayError)
     return render_error(gateway_of(request), exc, {})
+
+
+async def internal_error(request: Request, exc: Exception) -> Response:
+    """Last resort: a bug of ours. Log it whole; tell the client only that it happened."""
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    error = InternalError("The gateway failed to handle this request.", code="internal_error")
+    return Response(error.body_bytes(), 500, media_type="application/json")
 
 
 async def not_found(request: Request, exc: Exception) -> Response:

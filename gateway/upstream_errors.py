@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx2 as httpx
 import orjson
 
 from gateway.errors import (
@@ -20,13 +19,16 @@ from gateway.errors import (
     ServiceUnavailable,
     UpstreamClientError,
 )
+from gateway.upstream import ConnectFailed
 
 _MAX_ERROR_TEXT = 500
 
 
-def from_status(status: int, body: bytes, headers: httpx.Headers, backend: str) -> GatewayError:
+def from_status(
+    status: int, body: bytes, retry_after_header: str | None, backend: str
+) -> GatewayError:
     message, param, code = _describe(body)
-    retry_after = _retry_after(headers)
+    retry_after = _retry_after(retry_after_header)
     if status in (400, 413, 422):
         return UpstreamClientError(
             400 if status == 422 else status, message, param=param, code=code
@@ -45,13 +47,13 @@ def from_status(status: int, body: bytes, headers: httpx.Headers, backend: str) 
 
 
 def from_exception(exc: BaseException, backend: str) -> GatewayError:
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        return BadGateway(f"Could not connect to backend '{backend}'.", code="upstream_connect")
-    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+    if isinstance(exc, ConnectFailed):
+        return BadGateway(
+            f"Could not connect to backend '{backend}': {exc}.", code="upstream_connect"
+        )
+    if isinstance(exc, TimeoutError):
         return GatewayTimeout(f"Backend '{backend}' timed out.", code="upstream_timeout")
-    return BadGateway(
-        f"Backend '{backend}' broke the exchange: {type(exc).__name__}.", code="upstream_protocol"
-    )
+    return BadGateway(f"Backend '{backend}' broke the exchange: {exc}.", code="upstream_protocol")
 
 
 def invalid_response(backend: str, detail: str) -> BadGateway:
@@ -78,8 +80,7 @@ def _describe(body: bytes) -> tuple[str, str | None, str | None]:
     return message, param if isinstance(param, str) else None, str(code) if code else None
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
-    value = headers.get("retry-after")
+def _retry_after(value: str | None) -> float | None:
     if value is None:
         return None
     try:

@@ -20,12 +20,13 @@ import yaml
 from loadtests.loadgen.cli import add_load_arguments, spec_from_args
 from loadtests.loadgen.client import Target
 from loadtests.loadgen.comparison import ratio_rows, ratio_table, write_comparison
-from loadtests.loadgen.fleet import Fleet, load_fleet, policy_for, replicas, write_policy
+from loadtests.loadgen.fleet import policy_for, replicas, write_policy
 from loadtests.loadgen.plots import plot_ttft_cdf
 from loadtests.loadgen.processes import running
 from loadtests.loadgen.runner import RunResult
 from loadtests.loadgen.session import LoadSpec, perform
 from loadtests.loadgen.workload import load_workload
+from loadtests.sim.fleet import FleetConfig, load_fleet
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,7 +62,7 @@ def _gateway_model_map(spec: LoadSpec, policy: Path) -> dict[str, str]:
 
 
 def _direct_run(
-    spec: LoadSpec, fleet: Fleet, fleet_path: Path, groups: set[str] | None, args: Any
+    spec: LoadSpec, fleet: FleetConfig, fleet_path: Path, groups: set[str] | None, args: Any
 ) -> tuple[dict[str, Any], RunResult]:
     reps = replicas(fleet)
     chosen = [r for r in reps if groups is None or r.group in groups]
@@ -76,7 +77,7 @@ def _direct_run(
 
 
 def _gateway_run(
-    spec: LoadSpec, fleet: Fleet, fleet_path: Path, policy: Path, args: Any
+    spec: LoadSpec, fleet: FleetConfig, fleet_path: Path, policy: Path, args: Any
 ) -> tuple[dict[str, Any], RunResult]:
     reps = replicas(fleet)
     gateway_url = f"http://127.0.0.1:{args.gateway_port}"

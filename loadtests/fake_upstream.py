@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -35,11 +36,21 @@ class FakeConfig:
 
 @dataclass
 class FakeLog:
-    """What the fake saw: request bodies and headers, and streams the client abandoned."""
+    """What the fake saw: request bodies and headers, and requests the client abandoned.
+
+    The events let a test in another thread wait for "a request arrived" and "a client left"
+    without sleeping.
+    """
 
     bodies: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     cancelled: int = 0
+    arrived: threading.Event = field(default_factory=threading.Event)
+    left: threading.Event = field(default_factory=threading.Event)
+
+    def record_cancel(self) -> None:
+        self.cancelled += 1
+        self.left.set()
 
 
 class _Broken(Exception):
@@ -54,7 +65,20 @@ def build_fake(config: FakeConfig | None = None, log: FakeLog | None = None) -> 
         body = orjson.loads(await request.body())
         seen.bodies.append(body)
         seen.headers.append(dict(request.headers))
-        return await _answer(cfg, seen, body, request.url.path.endswith("chat/completions"))
+        seen.arrived.set()
+        chat = request.url.path.endswith("chat/completions")
+        if body.get("stream"):
+            return await _answer(cfg, seen, body, chat)
+        # Starlette does not watch for disconnects while a handler runs; do it here.
+        answer = asyncio.ensure_future(_answer(cfg, seen, body, chat))
+        gone = asyncio.ensure_future(_disconnected(request))
+        await asyncio.wait([answer, gone], return_when=asyncio.FIRST_COMPLETED)
+        if answer.done():
+            gone.cancel()
+            return answer.result()
+        answer.cancel()
+        seen.record_cancel()
+        return Response(b"", 499)
 
     async def models(request: Request) -> Response:
         data = {"object": "list", "data": [{"id": cfg.model, "object": "model", "created": 0}]}
@@ -124,8 +148,13 @@ async def _stream(
         if not fake.get("no_done"):
             yield b"data: [DONE]\n\n"
     except asyncio.CancelledError:
-        log.cancelled += 1
+        log.record_cancel()
         raise
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def _word(i: int) -> str:

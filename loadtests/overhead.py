@@ -117,7 +117,7 @@ def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         f"backends:\n  - {{name: up-0, url: 'http://127.0.0.1:{up_port}', engine: openai,"
         f" model: fake-model, pool: main, max_inflight: 10000}}\n"
         "models:\n  bench: {pool: main}\n"
-        "server: {max_connections: 2000, max_keepalive_connections: 1000}\n"
+        "server: {max_keepalive_connections: 1000}\n"
     )
     py = sys.executable
     upstream_argv = [py, "-m", "loadtests.fake_upstream", "--port", str(up_port),

@@ -94,8 +94,9 @@ class Server(_Strict):
     """Limits of the gateway's own HTTP server."""
 
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=1024**3)
-    max_connections: int = Field(default=1000, ge=1, le=1_000_000)
-    max_keepalive_connections: int = Field(default=200, ge=0, le=1_000_000)
+    max_keepalive_connections: int = Field(
+        default=200, ge=0, le=1_000_000, description="Idle connections kept per backend"
+    )
     reload_poll_s: PositiveSeconds = 1.0
 
 

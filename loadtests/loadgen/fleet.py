@@ -1,9 +1,11 @@
-"""The simulator's fleet file as the comparison runner sees it, and the policy derived from it.
+"""The gateway policy derived from a simulator fleet file.
 
-Only the keys the runner needs are read (unknown keys are ignored here because the
-simulator owns and validates this format). The derived gateway policy has one backend per
-replica (``<group>-<i>`` at ``base_port + i``), one pool per group, one public model per group
-named after it, and ``auto`` routed by the gateway with the first group as default pool.
+The fleet format itself (``FleetConfig``, ``GroupConfig``, ``load_fleet``) belongs to the
+simulator (``loadtests.sim.fleet``) and is used here as is. Replica ``i`` of a group is named
+``<group>-<i>`` and listens on ``base_port + i``; a group with ``base_port: 0`` (any free
+port) cannot be addressed from outside and is rejected. The derived gateway policy has one
+backend per replica, one pool per group, one public model per group named after it, and
+``auto`` routed by the gateway with the first group as default pool.
 """
 
 from __future__ import annotations
@@ -13,28 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
 
-
-class _Tolerant(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class FleetGroup(_Tolerant):
-    name: str
-    engine: str = "vllm"
-    served_model: str
-    replicas: int = Field(default=1, ge=1)
-    base_port: int = Field(ge=1, le=65535)
-
-
-class Fleet(_Tolerant):
-    host: str = "127.0.0.1"
-    groups: list[FleetGroup] = Field(min_length=1)
+from loadtests.sim.fleet import FleetConfig
 
 
 @dataclass(frozen=True, slots=True)
 class Replica:
+    """Where one simulated replica answers, as the runner addresses it."""
+
     name: str
     group: str
     engine: str
@@ -42,25 +30,28 @@ class Replica:
     url: str
 
 
-def load_fleet(path: Path) -> Fleet:
-    return Fleet.model_validate(yaml.safe_load(path.read_text()))
+def replicas(fleet: FleetConfig) -> list[Replica]:
+    """Every replica of the fleet, group by group, at ``base_port + i``."""
+    if not fleet.groups:
+        raise ValueError("the fleet has no groups")
+    out: list[Replica] = []
+    for g in fleet.groups:
+        if g.base_port == 0:
+            raise ValueError(f"fleet group {g.name!r}: base_port 0 (any port) has no fixed URL")
+        out += [
+            Replica(
+                name=f"{g.name}-{i}",
+                group=g.name,
+                engine=g.engine,
+                served_model=g.served_model,
+                url=f"http://{fleet.host}:{g.base_port + i}",
+            )
+            for i in range(g.replicas)
+        ]
+    return out
 
 
-def replicas(fleet: Fleet) -> list[Replica]:
-    return [
-        Replica(
-            name=f"{g.name}-{i}",
-            group=g.name,
-            engine=g.engine,
-            served_model=g.served_model,
-            url=f"http://{fleet.host}:{g.base_port + i}",
-        )
-        for g in fleet.groups
-        for i in range(g.replicas)
-    ]
-
-
-def policy_for(fleet: Fleet, max_inflight: int = 32) -> dict[str, Any]:
+def policy_for(fleet: FleetConfig, max_inflight: int = 32) -> dict[str, Any]:
     """A minimal gateway policy serving the fleet (see the module docstring)."""
     backends = [
         {

@@ -27,7 +27,9 @@ class _Server(uvicorn.Server):
 @contextmanager
 def serve(app: Any) -> Iterator[str]:
     """Start ``app`` on a free port; yield its base URL; stop it on exit."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", loop="uvloop"
+    )
     server = _Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

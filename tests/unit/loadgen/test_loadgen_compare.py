@@ -9,9 +9,10 @@ import pytest
 
 from loadtests.loadgen.cli import main as loadgen_main
 from loadtests.loadgen.comparison import ratio_rows, ratio_table, write_comparison
-from loadtests.loadgen.fleet import Fleet, policy_for, replicas
+from loadtests.loadgen.fleet import policy_for, replicas
 from loadtests.loadgen.processes import StartupError, running
 from loadtests.loadgen.session import direct_targets, parse_pairs
+from loadtests.sim.fleet import FleetConfig
 
 FLEET = {
     "speed": 1.0,
@@ -26,7 +27,7 @@ FLEET = {
 
 
 def test_policy_from_fleet() -> None:
-    fleet = Fleet.model_validate(FLEET)
+    fleet = FleetConfig.model_validate(FLEET)
     assert [r.url for r in replicas(fleet)] == [
         "http://127.0.0.1:9001",
         "http://127.0.0.1:9002",
@@ -43,6 +44,14 @@ def test_policy_from_fleet() -> None:
         "large": {"pool": "large"},
         "auto": {"route": "auto"},
     }
+
+
+def test_fleet_without_fixed_ports_is_rejected() -> None:
+    fleet = FleetConfig.model_validate(FLEET)
+    any_port = fleet.groups[1].model_copy(update={"base_port": 0})
+    fleet = fleet.model_copy(update={"groups": [fleet.groups[0], any_port]})
+    with pytest.raises(ValueError, match="'large': base_port 0"):
+        policy_for(fleet)
 
 
 def _summary(ttft: float, goodput: float, errors: float) -> dict[str, object]:

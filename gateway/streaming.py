@@ -1,0 +1,44 @@
+"""An event-stream response that sends each chunk as it comes and stops when the client goes.
+
+Unlike Starlette's StreamingResponse it starts no task group per response: the request's
+single ``DisconnectWatch`` already cancels this task when the client leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Mapping
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from gateway.disconnect import DisconnectWatch
+
+
+class EventStreamResponse(Response):
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        body: AsyncGenerator[bytes, None],
+        watch: DisconnectWatch,
+        headers: Mapping[str, str],
+    ) -> None:
+        self.status_code = 200
+        self.background = None
+        self._events = body
+        self._watch = watch
+        self.init_headers({**headers, "cache-control": "no-cache", "x-accel-buffering": "no"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+            async for chunk in self._events:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if not self._watch.absorb():
+                raise
+        finally:
+            self._watch.stop()
+            await self._events.aclose()

@@ -1,0 +1,174 @@
+"""Keep-alive connections per backend origin.
+
+Algorithm: idle connections are kept per origin in LIFO order (the most recently used is the
+warmest and least likely to have been closed by the server), at most
+``max_idle_per_origin`` of them, each for at most ``keepalive_expiry_s``. A request takes an
+idle connection or opens one; active connections are not capped here because each backend's
+``max_inflight`` already bounds them. A request on a reused connection that the server had
+closed before answering is retried once on a fresh connection (nothing was processed).
+
+Parameters: ``max_idle_per_origin``, ``keepalive_expiry_s``, ``clock``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from gateway.upstream.connection import (
+    ConnectFailed,
+    Http1Connection,
+    UpstreamIOError,
+    UpstreamResponse,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    scheme: str
+    host: str
+    port: int
+    base_path: str
+
+    @classmethod
+    def from_url(cls, url: str) -> Origin:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
+
+    @property
+    def host_header(self) -> str:
+        default = 443 if self.scheme == "https" else 80
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port == default else f"{host}:{self.port}"
+
+
+class ConnectionPool:
+    """Opens, reuses and closes connections to backend origins."""
+
+    def __init__(
+        self,
+        *,
+        max_idle_per_origin: int = 200,
+        keepalive_expiry_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._max_idle = max_idle_per_origin
+        self._expiry = keepalive_expiry_s
+        self._clock = clock
+        self._idle: dict[tuple[str, str, int], list[Http1Connection]] = {}
+        self._ssl: ssl.SSLContext | None = None
+
+    async def request(
+        self,
+        origin: Origin,
+        method: str,
+        path: str,
+        headers: Sequence[tuple[str, str]],
+        body: bytes,
+        *,
+        connect_timeout_s: float,
+    ) -> UpstreamResponse:
+        head = _head(method, origin.base_path + path, origin.host_header, headers, len(body))
+        conn = self._take_idle(origin)
+        if conn is not None:
+            try:
+                return await _exchange(conn, head, body)
+            except UpstreamIOError as exc:
+                if not exc.before_response:
+                    raise
+                # The server had closed the idle connection; nothing was processed.
+        conn = await self._open(origin, connect_timeout_s)
+        return await _exchange(conn, head, body)
+
+    def close(self) -> None:
+        for conns in self._idle.values():
+            for conn in conns:
+                conn.abort()
+        self._idle.clear()
+
+    def idle_count(self, origin: Origin) -> int:
+        return len(self._idle.get(_key(origin), ()))
+
+    def _take_idle(self, origin: Origin) -> Http1Connection | None:
+        conns = self._idle.get(_key(origin))
+        now = self._clock()
+        while conns:
+            conn = conns.pop()
+            if conn.usable and now - conn.idle_since < self._expiry:
+                conn.reused = True
+                return conn
+            conn.abort()
+        return None
+
+    async def _open(self, origin: Origin, timeout_s: float) -> Http1Connection:
+        loop = asyncio.get_running_loop()
+        key = _key(origin)
+        conn = Http1Connection(lambda c: self._release(key, c))
+        tls = self._ssl_context() if origin.scheme == "https" else None
+        try:
+            async with asyncio.timeout(timeout_s):
+                transport, _ = await loop.create_connection(
+                    lambda: conn,
+                    origin.host,
+                    origin.port,
+                    ssl=tls,
+                    server_hostname=origin.host if tls else None,
+                )
+        except TimeoutError:
+            raise ConnectFailed(
+                f"connect to {origin.host}:{origin.port} timed out", before_response=True
+            ) from None
+        except OSError as exc:
+            raise ConnectFailed(
+                f"connect to {origin.host}:{origin.port} failed: {exc.strerror or exc}",
+                before_response=True,
+            ) from None
+        # uvloop may call connection_made only after create_connection returns.
+        conn.connection_made(transport)
+        return conn
+
+    def _release(self, key: tuple[str, str, int], conn: Http1Connection) -> None:
+        conns = self._idle.setdefault(key, [])
+        if len(conns) >= self._max_idle:
+            conn.abort()
+            return
+        conn.idle_since = self._clock()
+        conns.append(conn)
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context()
+        return self._ssl
+
+
+async def _exchange(conn: Http1Connection, head: bytes, body: bytes) -> UpstreamResponse:
+    try:
+        conn.send(head, body)
+        return await conn.read_head()
+    except BaseException:
+        # Cancelled or failed before the response: the backend must see us leave.
+        conn.abort()
+        raise
+
+
+def _key(origin: Origin) -> tuple[str, str, int]:
+    return (origin.scheme, origin.host, origin.port)
+
+
+def _head(
+    method: str, target: str, host: str, headers: Sequence[tuple[str, str]], length: int
+) -> bytes:
+    lines = [f"{method} {target} HTTP/1.1", f"host: {host}", f"content-length: {length}"]
+    for name, value in headers:
+        if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
+            raise ValueError(f"header {name!r} contains a line break")
+        lines.append(f"{name}: {value}")
+    lines.append("\r\n")
+    return "\r\n".join(lines).encode("latin-1")
