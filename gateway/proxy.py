@@ -130,36 +130,24 @@ class Proxy:
         self, lease: Lease, response: UpstreamResponse, timeouts: Timeouts
     ) -> AsyncGenerator[bytes, None]:
         outcome = Outcome(200)
-        public = lease.ctx.request.model
-        lines = sse.iter_lines(response.chunks())
+        relay = _EventRelay(lease.ctx.request.model, lease.backend.name)
+        chunks = response.chunks()
         error: GatewayError | None = None
         try:
-            while True:
+            while not relay.done:
                 budget = (
                     timeouts.first_token_s if outcome.first_token_at is None else timeouts.idle_s
                 )
-                line = await _next_line(lines, min(budget, self._remaining(lease, timeouts)))
-                if line is None:
-                    error = upstream_errors.invalid_response(
-                        lease.backend.name, "the stream ended before data: [DONE]"
-                    )
-                    break
-                payload = sse.data_payload(line)
-                if payload is None:
-                    continue
-                if payload == b"[DONE]":
-                    # Reading to the end lets the connection go back to the pool.
-                    await _drain(lines, timeouts.idle_s)
-                    break
-                chunk = _rewrite_model(payload, public)
-                if chunk is None:
-                    error = upstream_errors.invalid_response(
-                        lease.backend.name, "an event is not JSON"
-                    )
-                    break
-                if outcome.first_token_at is None:
-                    outcome.first_token_at = self._clock()
-                yield sse.frame(chunk)
+                chunk = await _next_chunk(chunks, min(budget, self._remaining(lease, timeouts)))
+                out = relay.feed(chunk)
+                if out:
+                    if outcome.first_token_at is None:
+                        outcome.first_token_at = self._clock()
+                    yield out
+            error = relay.error
+            if error is None:
+                # Reading to the end lets the connection go back to the pool.
+                await _drain(chunks, timeouts.idle_s)
         except (UpstreamIOError, TimeoutError) as exc:
             error = upstream_errors.from_exception(exc, lease.backend.name)
         except GatewayError as exc:
@@ -190,15 +178,59 @@ class Proxy:
         return left
 
 
-async def _next_line(lines: AsyncIterator[bytes], budget_s: float) -> bytes | None:
+async def _next_chunk(chunks: AsyncIterator[bytes], budget_s: float) -> bytes | None:
     async with asyncio.timeout(budget_s):
-        return await anext(lines, None)
+        return await anext(chunks, None)
 
 
-async def _drain(lines: AsyncIterator[bytes], budget_s: float) -> None:
+async def _drain(chunks: AsyncIterator[bytes], budget_s: float) -> None:
     async with asyncio.timeout(budget_s):
-        async for _ in lines:
+        async for _ in chunks:
             pass
+
+
+class _EventRelay:
+    """Re-frames upstream SSE events for the client, a chunk at a time.
+
+    Every complete ``data:`` line of a chunk is rewritten (``model`` set to the public name)
+    and the results are joined, so events that arrive together leave together.
+    """
+
+    def __init__(self, public_model: str, backend: str) -> None:
+        self._public = public_model
+        self._backend = backend
+        self._lines = sse.LineSplitter()
+        self.done = False
+        self.error: GatewayError | None = None
+
+    def feed(self, chunk: bytes | None) -> bytes:
+        """Frames for the client from one upstream chunk (None: the stream ended)."""
+        lines = self._lines.feed(chunk) if chunk is not None else self._lines.flush()
+        out = self._frames(lines)
+        if chunk is None and not self.done:
+            self._fail("the stream ended before data: [DONE]")
+        return out
+
+    def _frames(self, lines: list[bytes]) -> bytes:
+        out: list[bytes] = []
+        for line in lines:
+            payload = sse.data_payload(line)
+            if payload is None:
+                continue
+            if payload == b"[DONE]":
+                self.done = True
+                break
+            event = _rewrite_model(payload, self._public)
+            if event is None:
+                self._fail("an event is not JSON")
+                break
+            out.append(sse.frame(event))
+        return b"".join(out)
+
+    def _fail(self, detail: str) -> None:
+        self.done = True
+        if self.error is None:
+            self.error = upstream_errors.invalid_response(self._backend, detail)
 
 
 def _kind(error: GatewayError) -> str:

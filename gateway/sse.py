@@ -7,7 +7,6 @@ line is released as soon as it is complete, so nothing is held back.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -15,17 +14,25 @@ import orjson
 DONE = b"data: [DONE]\n\n"
 
 
-async def iter_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """Yield complete lines (without the line break) as soon as they arrive."""
-    pending = b""
-    async for chunk in chunks:
-        if pending:
-            chunk = pending + chunk
-        *lines, pending = chunk.split(b"\n")
-        for line in lines:
-            yield line.removesuffix(b"\r")
-    if pending:
-        yield pending.removesuffix(b"\r")
+class LineSplitter:
+    """Turns a byte stream, chunked anyhow, into complete lines (line breaks removed)."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines that ``chunk`` completes; the unfinished tail waits for the next chunk."""
+        if self._pending:
+            chunk = self._pending + chunk
+        *lines, self._pending = chunk.split(b"\n")
+        return [line.removesuffix(b"\r") for line in lines]
+
+    def flush(self) -> list[bytes]:
+        """At the end of the stream: the last line if it had no line break."""
+        tail, self._pending = self._pending, b""
+        return [tail.removesuffix(b"\r")] if tail else []
 
 
 def data_payload(line: bytes) -> bytes | None:

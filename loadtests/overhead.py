@@ -4,7 +4,9 @@ Method: one fake upstream (``loadtests.fake_upstream``: 20 ms to first token, th
 5 ms apart) and one gateway in front of it, each its own process. For each concurrency level
 a closed loop of ``c`` streaming clients runs in rounds that alternate direct, gateway,
 direct, ... so both see the same machine noise. Reported per level: TTFT p50/p99 of each
-path and their ratio, and requests/s of each path.
+path and their ratio, and requests/s of each path. The client is the gateway's own lean
+HTTP/1.1 client on uvloop, so the load generator costs as little CPU as it can on a 2-core
+machine where client, gateway and upstream compete for the cores.
 
 Parameters: ``--levels`` (concurrencies), ``--rounds`` (pairs of rounds), ``--round-s``
 (seconds per round), ``--ttft-ms``, ``--tokens``, ``--itl-ms`` (the fake's timing).
@@ -23,17 +25,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx2 as httpx
+import orjson
+import uvloop
 
+from gateway.upstream import ConnectionPool, Origin, UpstreamIOError
 from loadtests.loadgen.processes import running
 from loadtests.loadgen.stats import percentile
 
-_BODY = {
-    "model": "bench",
-    "messages": [{"role": "user", "content": "Say something short."}],
-    "stream": True,
-    "max_tokens": 20,
-}
+_PAYLOAD = orjson.dumps(
+    {
+        "model": "bench",
+        "messages": [{"role": "user", "content": "Say something short."}],
+        "stream": True,
+        "max_tokens": 20,
+    }
+)
+_HEADERS = [("content-type", "application/json")]
 
 
 @dataclass
@@ -52,17 +59,22 @@ def _pct(values: list[float], q: float) -> float:
     return float("nan") if value is None else value
 
 
-async def _one(client: httpx.AsyncClient, url: str, stats: PathStats) -> None:
+async def _one(pool: ConnectionPool, origin: Origin, stats: PathStats) -> None:
     start = time.perf_counter()
     first: float | None = None
-    async with client.stream("POST", url, json=_BODY) as response:
-        if response.status_code != 200:
-            await response.aread()
+    response = await pool.request(
+        origin, "POST", "/v1/chat/completions", _HEADERS, _PAYLOAD, connect_timeout_s=10
+    )
+    try:
+        if response.status != 200:
+            await response.read()
             stats.errors += 1
             return
-        async for line in response.aiter_lines():
-            if first is None and line.startswith("data: {"):
+        async for chunk in response.chunks():
+            if first is None and b"data: {" in chunk:
                 first = time.perf_counter()
+    finally:
+        response.close()
     if first is None:
         stats.errors += 1
         return
@@ -71,15 +83,15 @@ async def _one(client: httpx.AsyncClient, url: str, stats: PathStats) -> None:
 
 
 async def _round(
-    client: httpx.AsyncClient, url: str, c: int, seconds: float, stats: PathStats
+    pool: ConnectionPool, origin: Origin, c: int, seconds: float, stats: PathStats
 ) -> None:
     stop = time.perf_counter() + seconds
 
     async def worker() -> None:
         while time.perf_counter() < stop:
             try:
-                await _one(client, url, stats)
-            except httpx.HTTPError:
+                await _one(pool, origin, stats)
+            except UpstreamIOError:
                 stats.errors += 1
 
     began = time.perf_counter()
@@ -90,21 +102,24 @@ async def _round(
 async def _level(
     direct: str, gateway: str, c: int, rounds: int, round_s: float
 ) -> dict[str, object]:
-    limits = httpx.Limits(max_connections=c + 8, max_keepalive_connections=c + 8)
     results = {"direct": PathStats(), "gateway": PathStats()}
-    async with httpx.AsyncClient(limits=limits, timeout=30.0) as client:
-        await _round(client, direct, c, 0.5, PathStats())  # warm connections
-        await _round(client, gateway, c, 0.5, PathStats())
+    origins = {"direct": Origin.from_url(direct), "gateway": Origin.from_url(gateway)}
+    pool = ConnectionPool(max_idle_per_origin=c + 8)
+    try:
+        for name in ("direct", "gateway"):  # warm connections
+            await _round(pool, origins[name], c, 0.5, PathStats())
         for _ in range(rounds):
-            await _round(client, direct, c, round_s, results["direct"])
-            await _round(client, gateway, c, round_s, results["gateway"])
+            for name in ("direct", "gateway"):
+                await _round(pool, origins[name], c, round_s, results[name])
+    finally:
+        pool.close()
     d, g = results["direct"], results["gateway"]
     row: dict[str, object] = {"concurrency": c}
-    for name, s in results.items():
-        row[f"{name}_ttft_p50_ms"] = round(_pct(s.ttft, 50) * 1000, 2)
-        row[f"{name}_ttft_p99_ms"] = round(_pct(s.ttft, 99) * 1000, 2)
-        row[f"{name}_rps"] = round(s.rps(), 1)
-        row[f"{name}_errors"] = s.errors
+    for name, st in results.items():
+        row[f"{name}_ttft_p50_ms"] = round(_pct(st.ttft, 50) * 1000, 2)
+        row[f"{name}_ttft_p99_ms"] = round(_pct(st.ttft, 99) * 1000, 2)
+        row[f"{name}_rps"] = round(st.rps(), 1)
+        row[f"{name}_errors"] = st.errors
     row["ttft_p50_ratio"] = round(_pct(g.ttft, 50) / _pct(d.ttft, 50), 3)
     row["ttft_p99_ratio"] = round(_pct(g.ttft, 99) / _pct(d.ttft, 99), 3)
     return row
@@ -133,7 +148,7 @@ def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
             running(upstream_argv, [up_url + "/health"], Path(tmp) / "upstream.log"),
             running(gateway_argv, [gw_url + "/readyz"], Path(tmp) / "gateway.log"),
         ):
-            yield up_url + "/v1/chat/completions", gw_url + "/v1/chat/completions"
+            yield up_url, gw_url
 
 
 def _table(rows: list[dict[str, object]]) -> str:
@@ -166,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
     with _processes(args) as (direct, gateway):
-        rows = [asyncio.run(_level(direct, gateway, c, args.rounds, args.round_s)) for c in levels]
+        rows = [uvloop.run(_level(direct, gateway, c, args.rounds, args.round_s)) for c in levels]
     print(_table(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))

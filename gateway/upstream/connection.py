@@ -55,6 +55,7 @@ class Http1Connection(asyncio.Protocol):
         self._paused = False
         self._headers_done = False
         self._complete = False
+        self._keep_alive = False
         self._error: UpstreamIOError | None = None
         self._got_bytes = False
 
@@ -105,6 +106,8 @@ class Http1Connection(asyncio.Protocol):
         self._wake()
 
     def on_message_complete(self) -> None:
+        # Asked later, llhttp answers for the next message (False): ask while it is this one's.
+        self._keep_alive = self._parser.should_keep_alive()
         self._complete = True
         self._wake()
 
@@ -132,7 +135,9 @@ class Http1Connection(asyncio.Protocol):
     async def next_chunk(self) -> bytes | None:
         while True:
             if self._chunks:
-                chunk = self._chunks.popleft()
+                # Under load several events wait here; one chunk means one send downstream.
+                chunk = self._chunks.popleft() if len(self._chunks) == 1 else b"".join(self._chunks)
+                self._chunks.clear()
                 self._buffered -= len(chunk)
                 if self._paused and self._buffered <= HIGH_WATER // 2 and self._transport:
                     self._paused = False
@@ -147,7 +152,8 @@ class Http1Connection(asyncio.Protocol):
 
     def finish(self) -> None:
         """Give the connection back for reuse if the exchange ended cleanly, else close it."""
-        if self._complete and self.usable and self._parser.should_keep_alive():
+        # Unread chunks may mean reading is paused (backpressure): never hand that back.
+        if self._complete and not self._chunks and self.usable and self._keep_alive:
             self._on_release(self)
         else:
             self.abort()
@@ -193,6 +199,7 @@ class UpstreamResponse:
         return None
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        """Body bytes as they arrive; whatever is already buffered comes as one chunk."""
         while (chunk := await self._conn.next_chunk()) is not None:
             yield chunk
 

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 
-from gateway.sse import DONE, data_payload, frame, frame_json, iter_lines
+from gateway.sse import DONE, LineSplitter, data_payload, frame, frame_json
 
 
-async def _chunks(parts: Sequence[bytes]) -> AsyncIterator[bytes]:
-    for part in parts:
-        yield part
-
-
-async def _lines(parts: Sequence[bytes]) -> list[bytes]:
-    return [line async for line in iter_lines(_chunks(parts))]
+def _lines(parts: Sequence[bytes]) -> list[bytes]:
+    splitter = LineSplitter()
+    lines = [line for part in parts for line in splitter.feed(part)]
+    return lines + splitter.flush()
 
 
 # id -> (whole stream, expected lines)
@@ -38,36 +35,26 @@ STREAMS: dict[str, tuple[bytes, list[bytes]]] = {
 
 
 @pytest.mark.parametrize(("data", "expected"), STREAMS.values(), ids=STREAMS.keys())
-async def test_lines_do_not_depend_on_chunking(data: bytes, expected: list[bytes]) -> None:
-    assert await _lines([data]) == expected
-    assert await _lines([data[i : i + 1] for i in range(len(data))]) == expected
+def test_lines_do_not_depend_on_chunking(data: bytes, expected: list[bytes]) -> None:
+    assert _lines([data]) == expected
+    assert _lines([data[i : i + 1] for i in range(len(data))]) == expected
     for i in range(len(data) + 1):
-        assert await _lines([data[:i], data[i:]]) == expected, i
+        assert _lines([data[:i], data[i:]]) == expected, i
 
 
-async def test_every_three_way_split() -> None:
+def test_every_three_way_split() -> None:
     data, expected = STREAMS["crlf line breaks"]
     for i in range(len(data) + 1):
         for j in range(i, len(data) + 1):
-            assert await _lines([data[:i], data[i:j], b"", data[j:]]) == expected, (i, j)
+            assert _lines([data[:i], data[i:j], b"", data[j:]]) == expected, (i, j)
 
 
-async def test_a_line_is_released_before_the_next_chunk_is_read() -> None:
-    pulled: list[bytes] = []
-
-    async def source() -> AsyncIterator[bytes]:
-        for part in (b"data: 1\n\nda", b"ta: 2\n"):
-            pulled.append(part)
-            yield part
-
-    lines = iter_lines(source())
-    assert await anext(lines) == b"data: 1"
-    assert await anext(lines) == b""
-    assert len(pulled) == 1
-    assert await anext(lines) == b"data: 2"
-    assert len(pulled) == 2
-    with pytest.raises(StopAsyncIteration):
-        await anext(lines)
+def test_a_line_is_released_by_the_chunk_that_completes_it() -> None:
+    splitter = LineSplitter()
+    assert splitter.feed(b"data: 1\n\nda") == [b"data: 1", b""]
+    assert splitter.feed(b"ta: 2") == []
+    assert splitter.feed(b"\n") == [b"data: 2"]
+    assert splitter.flush() == []
 
 
 @pytest.mark.parametrize(
