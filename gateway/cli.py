@@ -82,7 +82,7 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     # httpx logs every upstream request at INFO: far too loud for a proxy.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     try:
         policy = load_policy_file(path)
     except PolicyError as exc:

@@ -4,7 +4,8 @@ Method: one fake upstream (``loadtests.fake_upstream``: 20 ms to first token, th
 5 ms apart) and one gateway in front of it, each its own process. For each concurrency level
 a closed loop of ``c`` streaming clients runs in rounds that alternate direct, gateway,
 direct, ... so both see the same machine noise. Reported per level: TTFT p50/p99 of each
-path and their ratio, and requests/s of each path. The client is the gateway's own lean
+path and their ratio, and requests/s of each path. Then the most requests/s each path carries
+when the fake answers at once (``--capacity-c`` clients). The client is the gateway's own lean
 HTTP/1.1 client on uvloop, so the load generator costs as little CPU as it can on a 2-core
 machine where client, gateway and upstream compete for the cores.
 
@@ -32,14 +33,16 @@ from gateway.upstream import ConnectionPool, Origin, UpstreamIOError
 from loadtests.loadgen.processes import running
 from loadtests.loadgen.stats import percentile
 
-_PAYLOAD = orjson.dumps(
-    {
-        "model": "bench",
-        "messages": [{"role": "user", "content": "Say something short."}],
-        "stream": True,
-        "max_tokens": 20,
-    }
-)
+_REQUEST = {
+    "model": "bench",
+    "messages": [{"role": "user", "content": "Say something short."}],
+    "stream": True,
+    "max_tokens": 20,
+}
+_PAYLOAD = orjson.dumps(_REQUEST)
+# Capacity: the fake answers at once (the gateway passes the unknown "fake" field through),
+# so requests/s measures what each path can carry, not the fake's timing.
+_FLAT_OUT = orjson.dumps({**_REQUEST, "fake": {"ttft_s": 0, "itl_s": 0}})
 _HEADERS = [("content-type", "application/json")]
 
 
@@ -59,11 +62,11 @@ def _pct(values: list[float], q: float) -> float:
     return float("nan") if value is None else value
 
 
-async def _one(pool: ConnectionPool, origin: Origin, stats: PathStats) -> None:
+async def _one(pool: ConnectionPool, origin: Origin, stats: PathStats, payload: bytes) -> None:
     start = time.perf_counter()
     first: float | None = None
     response = await pool.request(
-        origin, "POST", "/v1/chat/completions", _HEADERS, _PAYLOAD, connect_timeout_s=10
+        origin, "POST", "/v1/chat/completions", _HEADERS, payload, connect_timeout_s=10
     )
     try:
         if response.status != 200:
@@ -83,14 +86,19 @@ async def _one(pool: ConnectionPool, origin: Origin, stats: PathStats) -> None:
 
 
 async def _round(
-    pool: ConnectionPool, origin: Origin, c: int, seconds: float, stats: PathStats
+    pool: ConnectionPool,
+    origin: Origin,
+    c: int,
+    seconds: float,
+    stats: PathStats,
+    payload: bytes = _PAYLOAD,
 ) -> None:
     stop = time.perf_counter() + seconds
 
     async def worker() -> None:
         while time.perf_counter() < stop:
             try:
-                await _one(pool, origin, stats)
+                await _one(pool, origin, stats, payload)
             except UpstreamIOError:
                 stats.errors += 1
 
@@ -100,17 +108,17 @@ async def _round(
 
 
 async def _level(
-    direct: str, gateway: str, c: int, rounds: int, round_s: float
+    direct: str, gateway: str, c: int, rounds: int, round_s: float, payload: bytes = _PAYLOAD
 ) -> dict[str, object]:
     results = {"direct": PathStats(), "gateway": PathStats()}
     origins = {"direct": Origin.from_url(direct), "gateway": Origin.from_url(gateway)}
     pool = ConnectionPool(max_idle_per_origin=c + 8)
     try:
         for name in ("direct", "gateway"):  # warm connections
-            await _round(pool, origins[name], c, 0.5, PathStats())
+            await _round(pool, origins[name], c, 0.5, PathStats(), payload)
         for _ in range(rounds):
             for name in ("direct", "gateway"):
-                await _round(pool, origins[name], c, round_s, results[name])
+                await _round(pool, origins[name], c, round_s, results[name], payload)
     finally:
         pool.close()
     d, g = results["direct"], results["gateway"]
@@ -177,12 +185,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ttft-ms", type=float, default=20.0)
     parser.add_argument("--tokens", type=int, default=20)
     parser.add_argument("--itl-ms", type=float, default=5.0)
+    parser.add_argument("--capacity-c", type=int, default=64, help="concurrency for max req/s")
     parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
     with _processes(args) as (direct, gateway):
         rows = [uvloop.run(_level(direct, gateway, c, args.rounds, args.round_s)) for c in levels]
+        flat = uvloop.run(
+            _level(direct, gateway, args.capacity_c, args.rounds, args.round_s, _FLAT_OUT)
+        )
     print(_table(rows))
+    print(
+        f"\nmax requests/s (zero-delay upstream, c={args.capacity_c}): "
+        f"direct {flat['direct_rps']}, gateway {flat['gateway_rps']}"
+    )
+    rows.append({"capacity": True, **flat})
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

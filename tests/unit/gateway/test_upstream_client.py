@@ -2,7 +2,7 @@
 
 Each test drives the server side by hand (``Backend``/``Peer``), so the bytes on the wire and
 the moments they are written are exact. Every test runs on the default event loop and on
-uvloop (what production uses; its transports call ``connection_made`` late and are not
+uvloop (what production uses; its transports may call ``connection_made`` late and are not
 ``asyncio.Transport`` subclasses). Nothing sleeps to wait for state: waits are on events and
 futures, each bounded by ``WAIT`` as a safety net.
 """
