@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx
+import httpx2 as httpx
 import pytest
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send

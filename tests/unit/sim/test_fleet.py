@@ -4,7 +4,7 @@ import asyncio
 import io
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 import pydantic
 import pytest
 

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import httpx
+import httpx2 as httpx
 import orjson
 import pytest
 
