@@ -8,7 +8,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx2 as httpx
@@ -35,6 +35,7 @@ def build_app(
     transport: httpx.AsyncBaseTransport | None = None,
     clock: Callable[[], float] = time.perf_counter,
     registry: CollectorRegistry | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> Starlette:
     metrics = GatewayMetrics(registry if registry is not None else CollectorRegistry())
     path = Path(policy_path) if policy_path is not None else None
@@ -46,7 +47,7 @@ def build_app(
             max_idle_per_origin=policy.source.server.max_keepalive_connections
         )
         async with _control_client(policy, transport) as client:
-            gateway.proxy = Proxy(upstream, clock)
+            gateway.start(Proxy(upstream, clock), upstream, sleep)
             try:
                 async with _background(gateway, client):
                     yield

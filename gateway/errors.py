@@ -20,6 +20,8 @@ class GatewayError(Exception):
     code: str | None = None
     retry_after_s: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # True when another backend may well succeed (nothing reached the client yet).
+    retryable: bool = False
 
     status: ClassVar[int] = 500
     type: ClassVar[str] = "server_error"

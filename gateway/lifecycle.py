@@ -1,19 +1,45 @@
-"""One request's hold on a backend, and the single place its outcome is recorded.
+"""One attempt's hold on a backend, and the single place its outcome is recorded.
 
-``Lease.finish`` is the gateway's ``on_complete``: it releases the in-flight slot, records
-metrics and feeds passive health (a failed connection counts as a failed probe). It runs
-exactly once, however the request ends (success, error, client gone).
+``Lease.finish`` is the gateway's ``on_complete``: it releases the in-flight slot, gives the
+backend's circuit breaker its verdict, feeds passive health (a refused connection counts as a
+failed probe) and records metrics. It runs exactly once per attempt, however the attempt ends.
+An attempt that is retried elsewhere (``Outcome.retried``) counts as an upstream failure,
+not as a finished client request.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline import Plan, RequestContext
+
+# nginx's code for "client closed request": recorded in metrics, never sent.
+CLIENT_GONE = 499
+
+# Failures that say something about the backend (a 4xx, a 429 or a client leaving do not).
+_BACKEND_FAULTS = frozenset(
+    {
+        "upstream_connect",
+        "upstream_status",
+        "upstream_timeout",
+        "upstream_protocol",
+        "upstream_invalid",
+        "total_timeout",
+    }
+)
+
+
+class Phase(StrEnum):
+    """Where a request was when it ended early (for cancellations)."""
+
+    FIRST_TOKEN = "first_token"
+    STREAMING = "streaming"
+    NON_STREAMING = "non_streaming"
 
 
 @dataclass(slots=True)
@@ -21,6 +47,12 @@ class Outcome:
     status: int
     first_token_at: float | None = None
     error_kind: str | None = None
+    phase: Phase | None = None
+    retried: bool = False
+
+    @classmethod
+    def client_gone(cls, phase: Phase) -> Outcome:
+        return cls(CLIENT_GONE, error_kind="client_gone", phase=phase)
 
 
 class Lease:
@@ -41,6 +73,7 @@ class Lease:
         self._clock = clock
         self._done = False
         backend.inflight += 1
+        backend.breaker.on_start()
         metrics.inflight.labels(plan.pool.name).inc()
 
     def finish(self, outcome: Outcome) -> None:
@@ -48,20 +81,38 @@ class Lease:
             return
         self._done = True
         self.backend.inflight -= 1
+        self._metrics.inflight.labels(self.plan.pool.name).dec()
+        self._judge(outcome)
+        if outcome.error_kind is not None:
+            self._metrics.upstream_errors.labels(self.backend.name, outcome.error_kind).inc()
+        if not outcome.retried:
+            self._record_request(outcome)
+
+    def _judge(self, outcome: Outcome) -> None:
+        breaker = self.backend.breaker
+        if outcome.error_kind in _BACKEND_FAULTS:
+            before = breaker.ejections
+            breaker.on_failure()
+            if breaker.ejections > before:
+                self._metrics.ejections.labels(self.backend.name).inc()
+        elif outcome.status == 200 and outcome.error_kind is None:
+            breaker.on_success()
+        else:
+            breaker.on_neutral()
+        if outcome.error_kind == "upstream_connect":
+            record_probe(self.backend, False, self.ctx.policy.source.health)
+            self._metrics.backend_healthy.labels(self.backend.name, self.plan.pool.name).set(
+                1 if self.backend.routable else 0
+            )
+
+    def _record_request(self, outcome: Outcome) -> None:
         m = self._metrics
         pool = self.plan.pool.name
-        m.inflight.labels(pool).dec()
         m.requests.labels(
             self.ctx.request.model, pool, self.backend.name, str(outcome.status)
         ).inc()
-        end = self._clock()
-        m.e2e.labels(pool).observe(end - self.ctx.arrival)
+        m.e2e.labels(pool).observe(self._clock() - self.ctx.arrival)
         if outcome.first_token_at is not None:
             m.ttft.labels(pool).observe(outcome.first_token_at - self.ctx.arrival)
-        if outcome.error_kind is not None:
-            m.upstream_errors.labels(self.backend.name, outcome.error_kind).inc()
-        if outcome.error_kind == "upstream_connect":
-            record_probe(self.backend, False, self.ctx.policy.source.health)
-            m.backend_healthy.labels(self.backend.name, pool).set(
-                0 if not self.backend.routable else 1
-            )
+        if outcome.phase is not None and outcome.error_kind == "client_gone":
+            m.cancellations.labels(outcome.phase.value).inc()

@@ -63,6 +63,42 @@ class GatewayMetrics:
             ["status", "type"],
             registry=registry,
         )
+        self.cancellations = Counter(
+            "gateway_cancellations",
+            "Requests whose client left before the end, by phase "
+            "(queued | first_token | streaming | non_streaming)",
+            ["phase"],
+            registry=registry,
+        )
+        self.retries = Counter(
+            "gateway_retries",
+            "Attempts retried on another backend or pool, by pool and reason",
+            ["pool", "reason"],
+            registry=registry,
+        )
+        self.retry_budget_exhausted = Counter(
+            "gateway_retry_budget_exhausted",
+            "Retries refused because the retry budget was spent",
+            registry=registry,
+        )
+        self.fallbacks = Counter(
+            "gateway_fallbacks",
+            "Requests served by a fallback pool, by the pool asked for and the pool that served",
+            ["from_pool", "to_pool"],
+            registry=registry,
+        )
+        self.ejections = Counter(
+            "gateway_backend_ejections",
+            "Times a backend's circuit breaker tripped",
+            ["backend"],
+            registry=registry,
+        )
+        self.breaker_state = Gauge(
+            "gateway_backend_breaker_state",
+            "Circuit breaker state per backend: 0 closed, 1 half-open, 2 open",
+            ["backend"],
+            registry=registry,
+        )
         self.backend_healthy = Gauge(
             "gateway_backend_healthy",
             "1 when the backend passes health checks, 0 when ejected",

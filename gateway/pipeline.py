@@ -7,7 +7,7 @@ Stages are plain functions of (context, state, policy) that return a value or ra
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from gateway.backends.state import BackendRegistry, BackendState
@@ -51,10 +51,15 @@ def plan_pool(ctx: RequestContext) -> Plan:
 
 
 def pick_backend(
-    ctx: RequestContext, plan: Plan, registry: BackendRegistry, picker: RoundRobinPicker
+    ctx: RequestContext,
+    plan: Plan,
+    registry: BackendRegistry,
+    picker: RoundRobinPicker,
+    exclude: Collection[str] = (),
 ) -> BackendState:
     """Choose the replica at dispatch time, from the latest backend state."""
-    pick = picker.pick(plan.pool.name, registry.in_pool(ctx.policy, plan.pool.name))
+    replicas = registry.in_pool(ctx.policy, plan.pool.name)
+    pick = picker.pick(plan.pool.name, replicas, exclude)
     if pick.backend is not None:
         return pick.backend
     if pick.reason is NoBackend.NONE_HEALTHY:
@@ -62,9 +67,11 @@ def pick_backend(
             f"No healthy backend in pool '{plan.pool.name}'.",
             code="no_healthy_backend",
             retry_after_s=5,
+            retryable=True,
         )
     raise ServiceUnavailable(
         f"Every backend in pool '{plan.pool.name}' is at its max_inflight.",
         code="pool_saturated",
         retry_after_s=1,
+        retryable=True,
     )

@@ -21,15 +21,13 @@ from starlette.responses import Response
 from gateway import sse, upstream_errors
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, GatewayTimeout
-from gateway.lifecycle import Lease, Outcome
+from gateway.lifecycle import Lease, Outcome, Phase
 from gateway.policy.schema import Timeouts
 from gateway.streaming import EventStreamResponse
 from gateway.upstream import ConnectionPool, Origin, UpstreamIOError, UpstreamResponse
 
 _PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 _MAX_ERROR_BODY = 64 * 1024
-# nginx's code for "client closed request": recorded in metrics, never sent.
-CLIENT_GONE = 499
 
 
 class Proxy:
@@ -40,30 +38,35 @@ class Proxy:
         self._clock = clock
         self._origins: dict[str, Origin] = {}
 
-    async def forward(
-        self, lease: Lease, headers: dict[str, str], watch: DisconnectWatch
-    ) -> Response:
+    async def open(self, lease: Lease) -> UpstreamResponse:
+        """Send the request and wait for a 200 head; a failure raises (nothing is finished:
+        the caller decides between a retry and an answer)."""
         timeouts = lease.plan.pool.timeouts
-        try:
-            response = await self._open(lease, timeouts)
-        except GatewayError as exc:
-            lease.finish(Outcome(exc.http_status(), error_kind=exc.code))
-            raise
-        except asyncio.CancelledError:
-            lease.finish(Outcome(CLIENT_GONE, error_kind="client_gone"))
-            raise
+        response = await self._send(lease, timeouts)
         if response.status != 200:
-            raise await self._refuse(lease, response)
+            raise await self._refusal(lease, response)
+        return response
+
+    async def respond(
+        self,
+        lease: Lease,
+        response: UpstreamResponse,
+        headers: dict[str, str],
+        watch: DisconnectWatch,
+    ) -> Response:
+        """Relay an opened exchange to the client; from here on the lease is finished here."""
         if lease.ctx.request.stream:
-            return EventStreamResponse(self._relay(lease, response, timeouts), watch, headers)
+            relay = self._relay(lease, response, lease.plan.pool.timeouts)
+            return EventStreamResponse(relay, watch, headers)
         return await self._whole(lease, response, headers)
 
-    async def _open(self, lease: Lease, timeouts: Timeouts) -> UpstreamResponse:
+    async def _send(self, lease: Lease, timeouts: Timeouts) -> UpstreamResponse:
         ctx = lease.ctx
         spec = lease.backend.spec
         body = dict(ctx.request.body)
         body["model"] = spec.served_model
         wait = timeouts.first_token_s if ctx.request.stream else timeouts.total_s
+        accept = "text/event-stream" if ctx.request.stream else "application/json"
         try:
             async with asyncio.timeout(min(wait, self._remaining(lease, timeouts))):
                 return await self._pool.request(
@@ -72,10 +75,7 @@ class Proxy:
                     _PATHS[ctx.request.endpoint],
                     [
                         ("content-type", "application/json"),
-                        (
-                            "accept",
-                            "text/event-stream" if ctx.request.stream else "application/json",
-                        ),
+                        ("accept", accept),
                         ("x-request-id", ctx.request_id),
                     ],
                     orjson.dumps(body),
@@ -84,7 +84,7 @@ class Proxy:
         except (UpstreamIOError, TimeoutError) as exc:
             raise upstream_errors.from_exception(exc, spec.name) from None
 
-    async def _refuse(self, lease: Lease, response: UpstreamResponse) -> GatewayError:
+    async def _refusal(self, lease: Lease, response: UpstreamResponse) -> GatewayError:
         try:
             async with asyncio.timeout(lease.plan.pool.timeouts.idle_s):
                 body = await response.read(_MAX_ERROR_BODY)
@@ -92,12 +92,9 @@ class Proxy:
             body = b""
         finally:
             response.close()
-        error = upstream_errors.from_status(
+        return upstream_errors.from_status(
             response.status, body, response.header("retry-after"), lease.backend.name
         )
-        kind = "upstream_status" if error.http_status() >= 500 else None
-        lease.finish(Outcome(error.http_status(), error_kind=kind))
-        return error
 
     async def _whole(
         self, lease: Lease, response: UpstreamResponse, headers: dict[str, str]
@@ -120,7 +117,7 @@ class Proxy:
             outcome = Outcome(exc.http_status(), error_kind=_kind(exc))
             raise
         except asyncio.CancelledError:
-            outcome = Outcome(CLIENT_GONE, error_kind="client_gone")
+            outcome = Outcome.client_gone(Phase.NON_STREAMING)
             raise
         finally:
             response.close()
@@ -153,7 +150,8 @@ class Proxy:
         except GatewayError as exc:
             error = exc
         except (asyncio.CancelledError, GeneratorExit):
-            outcome.status, outcome.error_kind = CLIENT_GONE, "client_gone"
+            phase = Phase.FIRST_TOKEN if outcome.first_token_at is None else Phase.STREAMING
+            outcome = Outcome.client_gone(phase)
             raise
         finally:
             response.close()

@@ -16,11 +16,10 @@ from gateway.admin import admin_routes
 from gateway.body import read_body
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
-from gateway.lifecycle import Lease
+from gateway.lifecycle import CLIENT_GONE
 from gateway.openai_api import Endpoint, parse_request
-from gateway.pipeline import RequestContext, pick_backend, plan_pool
+from gateway.pipeline import RequestContext, plan_pool
 from gateway.policy.compile import CompiledPolicy
-from gateway.proxy import CLIENT_GONE
 from gateway.responses import json_response
 from gateway.runtime import Gateway
 from gateway.streaming import EventStreamResponse
@@ -92,13 +91,15 @@ async def _dispatch(
     request_id = headers["x-gateway-request-id"]
     ctx = RequestContext(request_id, arrival, parse_request(endpoint, raw), policy, request.headers)
     plan = plan_pool(ctx)
-    backend = pick_backend(ctx, plan, gateway.backends, gateway.picker)
-    headers["x-gateway-pool"] = plan.pool.name
-    headers["x-gateway-route-reason"] = plan.reason
-    headers["x-gateway-backend"] = backend.name
-    lease = Lease(ctx, plan, backend, gateway.metrics, gateway.clock)
-    gateway.metrics.overhead.observe(gateway.clock() - arrival)
-    return await gateway.require_proxy().forward(lease, headers, watch)
+    dispatcher, proxy = gateway.require_started()
+    opened = await dispatcher.open(ctx, plan)
+    lease = opened.lease
+    headers["x-gateway-pool"] = lease.plan.pool.name
+    headers["x-gateway-route-reason"] = lease.plan.reason
+    headers["x-gateway-backend"] = lease.backend.name
+    if opened.degraded:
+        headers["x-gateway-degraded"] = "1"
+    return await proxy.respond(lease, opened.response, headers, watch)
 
 
 def render_error(gateway: Gateway, exc: GatewayError, headers: dict[str, str]) -> Response:

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.dispatch import Dispatcher
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.proxy import Proxy
+from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.scheduling.picker import RoundRobinPicker
+from gateway.upstream import ConnectionPool
+
+_BREAKER_LEVEL = {BreakerState.CLOSED: 0.0, BreakerState.HALF_OPEN: 1.0, BreakerState.OPEN: 2.0}
 
 
 @dataclass
@@ -23,6 +29,9 @@ class Gateway:
     clock: Callable[[], float]
     picker: RoundRobinPicker = field(default_factory=RoundRobinPicker)
     proxy: Proxy | None = None
+    dispatcher: Dispatcher | None = None
+    budget: RetryBudget | None = None
+    upstream: ConnectionPool | None = None
     started_at: int = field(default_factory=lambda: int(time.time()))
 
     @classmethod
@@ -34,7 +43,7 @@ class Gateway:
         metrics: GatewayMetrics,
         clock: Callable[[], float],
     ) -> Gateway:
-        gateway = cls(PolicyHolder(policy), BackendRegistry(), metrics, clock)
+        gateway = cls(PolicyHolder(policy), BackendRegistry(clock), metrics, clock)
         gateway.holder = PolicyHolder(
             policy, path=path, on_swap=gateway.on_swap, on_result=gateway.on_reload
         )
@@ -45,14 +54,36 @@ class Gateway:
     def policy(self) -> CompiledPolicy:
         return self.holder.current
 
-    def require_proxy(self) -> Proxy:
-        if self.proxy is None:
+    def start(
+        self, proxy: Proxy, pool: ConnectionPool, sleep: Callable[[float], Awaitable[None]]
+    ) -> None:
+        """Wire the parts that need the running lifespan (the upstream pool)."""
+        assert self.budget is not None
+        self.proxy = proxy
+        self.upstream = pool
+        self.dispatcher = Dispatcher(
+            backends=self.backends,
+            picker=self.picker,
+            proxy=proxy,
+            metrics=self.metrics,
+            budget=self.budget,
+            clock=self.clock,
+            sleep=sleep,
+        )
+
+    def require_started(self) -> tuple[Dispatcher, Proxy]:
+        if self.dispatcher is None or self.proxy is None:
             raise RuntimeError("the gateway's lifespan has not started")
-        return self.proxy
+        return self.dispatcher, self.proxy
 
     def on_swap(self, policy: CompiledPolicy) -> None:
         """Called with the new policy just before it becomes active."""
         self.backends.reconcile(policy)
+        settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
+        if self.budget is None or self.budget.settings != settings:
+            self.budget = RetryBudget(settings, self.clock)
+            if self.dispatcher is not None:
+                self.dispatcher.budget = self.budget
         self.metrics.policy_info.clear()
         self.metrics.policy_info.labels(policy.digest[:12]).set(1)
         for state in self.backends.all():
@@ -64,6 +95,10 @@ class Gateway:
     def on_health_change(self, state: BackendState) -> None:
         gauge = self.metrics.backend_healthy.labels(state.name, state.spec.pool)
         gauge.set(1 if state.health is Health.HEALTHY else 0)
+        # Read at scrape time: the breaker moves from open to half-open by the clock alone.
+        self.metrics.breaker_state.labels(state.name).set_function(
+            lambda: _BREAKER_LEVEL[state.breaker.state]
+        )
 
     def pool_states(self) -> list[BackendState]:
         return list(self.backends.all())

@@ -2,7 +2,9 @@
 
 A backend's 400/413/422 are the client's fault and keep their meaning; its 401/403/404 mean
 the gateway is misconfigured (credentials, served model name) and become 502; 429 and 503
-keep their status and Retry-After; any other status is a 502.
+keep their status and Retry-After; any other status is a 502. Refused connections and a
+backend's 429, 502 and 503 are retryable on another backend; nothing else is (a 500 or a
+timeout may be the request's own fault, and retrying it would double the load).
 """
 
 from __future__ import annotations
@@ -35,21 +37,29 @@ def from_status(
         )
     if status == 429:
         return RateLimited(
-            f"Backend '{backend}' is rate limiting: {message}", retry_after_s=retry_after or 1
+            f"Backend '{backend}' is rate limiting: {message}",
+            retry_after_s=retry_after or 1,
+            retryable=True,
         )
     if status == 503:
         return ServiceUnavailable(
-            f"Backend '{backend}' is unavailable: {message}", retry_after_s=retry_after or 1
+            f"Backend '{backend}' is unavailable: {message}",
+            retry_after_s=retry_after or 1,
+            retryable=True,
         )
     return BadGateway(
-        f"Backend '{backend}' answered HTTP {status}: {message}", code="upstream_status"
+        f"Backend '{backend}' answered HTTP {status}: {message}",
+        code="upstream_status",
+        retryable=status == 502,
     )
 
 
 def from_exception(exc: BaseException, backend: str) -> GatewayError:
     if isinstance(exc, ConnectFailed):
         return BadGateway(
-            f"Could not connect to backend '{backend}': {exc}.", code="upstream_connect"
+            f"Could not connect to backend '{backend}': {exc}.",
+            code="upstream_connect",
+            retryable=True,
         )
     if isinstance(exc, TimeoutError):
         return GatewayTimeout(f"Backend '{backend}' timed out.", code="upstream_timeout")

@@ -3,7 +3,8 @@
 It answers chat and completions requests (streaming or not) after a fixed time to first token,
 then ``tokens`` tokens ``itl_s`` apart. A request can ask for misbehaviour through an extra
 body field ``fake`` (the gateway passes unknown fields through):
-``{"status": 500, "body": "..."}`` answer that status and body; ``{"break_after": n}`` drop
+``{"status": 500, "body": "..."}`` answer that status and body; ``{"hang_after_headers":
+true}`` send the head and a comment, then nothing; ``{"break_after": n}`` drop
 the connection after n events; ``{"bad_json_after": n}`` send a non-JSON event; ``{"no_done":
 true}`` end the stream without ``[DONE]``; ``{"hang": true}`` never answer; ``{"ttft_s",
 "tokens", "itl_s"}`` override the timing.
@@ -32,6 +33,8 @@ class FakeConfig:
     ttft_s: float = 0.02
     tokens: int = 20
     itl_s: float = 0.005
+    # Answer every generation request with this status (a broken replica).
+    fail_status: int | None = None
 
 
 @dataclass
@@ -101,6 +104,8 @@ def build_fake(config: FakeConfig | None = None, log: FakeLog | None = None) -> 
 
 async def _answer(cfg: FakeConfig, log: FakeLog, body: dict[str, Any], chat: bool) -> Response:
     fake: dict[str, Any] = body.get("fake") or {}
+    if cfg.fail_status is not None:
+        return Response(b'{"error": {"message": "broken replica"}}', cfg.fail_status)
     if fake.get("hang"):
         await asyncio.sleep(3600)
     if "status" in fake:
@@ -130,6 +135,9 @@ async def _stream(
 ) -> AsyncIterator[bytes]:
     created = int(time.time())
     try:
+        if fake.get("hang_after_headers"):
+            yield b": connected\n\n"
+            await asyncio.sleep(3600)
         await asyncio.sleep(ttft)
         for i in range(tokens):
             if i == fake.get("break_after"):

@@ -1,15 +1,18 @@
 """Live state of each backend replica, kept across policy reloads.
 
-A backend keeps its state (in-flight count, health) through a reload as long as its name and
-URL are unchanged; anything else is a new backend and starts fresh.
+A backend keeps its state (in-flight count, health, circuit breaker) through a reload as long
+as its name and URL are unchanged; anything else is a new backend and starts fresh. A changed
+breaker setting gives the backend a fresh breaker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 
 
@@ -26,6 +29,9 @@ class BackendState:
     health: Health = Health.UNKNOWN
     failures: int = 0
     successes: int = 0
+    breaker: CircuitBreaker = field(
+        default_factory=lambda: CircuitBreaker(BreakerSettings(), time.monotonic)
+    )
 
     @property
     def name(self) -> str:
@@ -34,7 +40,11 @@ class BackendState:
     @property
     def routable(self) -> bool:
         # Unknown counts as routable so the first requests need not wait for the first probe.
-        return self.health is not Health.UNHEALTHY
+        return self.health is not Health.UNHEALTHY and self.breaker.allows()
+
+    @property
+    def ready(self) -> bool:
+        return self.health is Health.HEALTHY and self.breaker.state is not BreakerState.OPEN
 
     @property
     def has_capacity(self) -> bool:
@@ -44,18 +54,22 @@ class BackendState:
 class BackendRegistry:
     """The states of the backends named by the active policy."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._states: dict[str, BackendState] = {}
+        self._clock = clock
 
     def reconcile(self, policy: CompiledPolicy) -> None:
         fresh: dict[str, BackendState] = {}
         for spec in policy.backends:
+            settings = BreakerSettings(**policy.pools[spec.pool].settings.breaker.model_dump())
             old = self._states.get(spec.name)
             if old is not None and old.spec.url == spec.url:
                 old.spec = spec
+                if old.breaker.settings != settings:
+                    old.breaker = CircuitBreaker(settings, self._clock)
                 fresh[spec.name] = old
             else:
-                fresh[spec.name] = BackendState(spec)
+                fresh[spec.name] = BackendState(spec, breaker=CircuitBreaker(settings, self._clock))
         self._states = fresh
 
     def get(self, name: str) -> BackendState | None:
@@ -72,7 +86,4 @@ class BackendRegistry:
         ]
 
     def pool_ready(self, policy: CompiledPolicy) -> Mapping[str, bool]:
-        return {
-            pool: any(s.health is Health.HEALTHY for s in self.in_pool(policy, pool))
-            for pool in policy.pools
-        }
+        return {pool: any(s.ready for s in self.in_pool(policy, pool)) for pool in policy.pools}

@@ -15,7 +15,7 @@ from types import MappingProxyType
 import orjson
 
 from gateway.policy.errors import FieldProblem, PolicyError
-from gateway.policy.schema import Engine, Policy, Timeouts
+from gateway.policy.schema import Engine, Policy, Pool, Timeouts
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,11 @@ class BackendSpec:
 class PoolSpec:
     name: str
     backends: tuple[BackendSpec, ...]
-    timeouts: Timeouts
+    settings: Pool
+
+    @property
+    def timeouts(self) -> Timeouts:
+        return self.settings.timeouts
 
     @property
     def capacity(self) -> int:
@@ -97,7 +101,7 @@ def _build_pools(policy: Policy) -> dict[str, PoolSpec]:
         name: PoolSpec(
             name=name,
             backends=tuple(backends),
-            timeouts=policy.pools[name].timeouts if name in policy.pools else Timeouts(),
+            settings=policy.pools.get(name, Pool()),
         )
         for name, backends in members.items()
     }
@@ -114,9 +118,17 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
             problems.append(
                 FieldProblem(f"models.{name}.pool", f"unknown pool {model.pool!r} (known: {known})")
             )
-    for name in policy.pools:
+    for name, pool in policy.pools.items():
         if name not in pools_with_backends:
             problems.append(FieldProblem(f"pools.{name}", "pool has no backends"))
+        for i, other in enumerate(pool.fallback):
+            where = f"pools.{name}.fallback[{i}]"
+            if other == name:
+                problems.append(FieldProblem(where, "a pool cannot fall back to itself"))
+            elif other not in pools_with_backends:
+                problems.append(FieldProblem(where, f"unknown pool {other!r} (known: {known})"))
+        if len(set(pool.fallback)) != len(pool.fallback):
+            problems.append(FieldProblem(f"pools.{name}.fallback", "a pool is listed twice"))
     default = policy.routing.default_pool
     if default is not None and default not in pools_with_backends:
         problems.append(

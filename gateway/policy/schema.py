@@ -69,10 +69,53 @@ class Timeouts(_Strict):
     total_s: PositiveSeconds = 600.0
 
 
+class Retry(_Strict):
+    """Retries before the first byte reached the client, on other backends of the pool."""
+
+    attempts: int = Field(default=3, ge=1, le=10, description="Tries in this pool, first included")
+    backoff_initial_s: float = Field(default=0.05, ge=0, le=60)
+    backoff_max_s: float = Field(default=1.0, ge=0, le=600)
+    jitter_s: float = Field(default=0.05, ge=0, le=60)
+
+
+class Breaker(_Strict):
+    """Per-backend outlier ejection: trip on a failure streak or rate, cool down, probe."""
+
+    consecutive_failures: int = Field(default=5, ge=1, le=1000)
+    failure_rate: float = Field(default=0.5, gt=0, le=1)
+    window: int = Field(default=20, ge=1, le=10_000)
+    min_requests: int = Field(default=10, ge=1, le=10_000)
+    cooldown_s: PositiveSeconds = 10.0
+    max_cooldown_s: PositiveSeconds = 120.0
+    half_open_probes: int = Field(default=1, ge=1, le=1000)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Breaker:
+        if self.min_requests > self.window:
+            raise ValueError("min_requests cannot exceed window")
+        if self.max_cooldown_s < self.cooldown_s:
+            raise ValueError("max_cooldown_s cannot be below cooldown_s")
+        return self
+
+
 class Pool(_Strict):
     """Settings of a pool; pools are created by the backends that name them."""
 
     timeouts: Timeouts = Timeouts()
+    retry: Retry = Retry()
+    breaker: Breaker = Breaker()
+    fallback: list[Name] = Field(
+        default_factory=list,
+        description="Pools to try, in order, when this one cannot serve (x-gateway-degraded)",
+    )
+
+
+class RetryBudget(_Strict):
+    """Retries are at most ``ratio`` of requests over ``window_s``, plus a small floor."""
+
+    ratio: float = Field(default=0.1, ge=0, le=1)
+    window_s: PositiveSeconds = 10.0
+    min_retries_per_s: float = Field(default=0.5, ge=0, le=10_000)
 
 
 class Routing(_Strict):
@@ -98,6 +141,12 @@ class Server(_Strict):
         default=200, ge=0, le=1_000_000, description="Idle connections kept per backend"
     )
     reload_poll_s: PositiveSeconds = 1.0
+    drain_timeout_s: float = Field(
+        default=30.0,
+        ge=0,
+        le=3600,
+        description="On SIGTERM, how long in-flight requests may finish",
+    )
 
 
 class Policy(_Strict):
@@ -108,5 +157,6 @@ class Policy(_Strict):
     models: dict[Name, Model] = Field(min_length=1)
     pools: dict[Name, Pool] = Field(default_factory=dict)
     routing: Routing = Routing()
+    retry_budget: RetryBudget = RetryBudget()
     health: Health = Health()
     server: Server = Server()

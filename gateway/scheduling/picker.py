@@ -1,6 +1,7 @@
 """Pick a replica of a pool: filters, then round-robin.
 
-Algorithm: drop replicas that are unhealthy, then those at their ``max_inflight``; among the
+Algorithm: drop replicas that are unhealthy, ejected by their breaker or already tried by this
+request, then those at their ``max_inflight``; among the
 rest take the next one in round-robin order (a per-pool cursor, so load spreads evenly even
 when some replicas are filtered out). The outcome is a value: a chosen backend, or the reason
 none could be chosen.
@@ -8,7 +9,7 @@ none could be chosen.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -32,8 +33,14 @@ class RoundRobinPicker:
     def __init__(self) -> None:
         self._cursor: dict[str, int] = {}
 
-    def pick(self, pool: str, replicas: Sequence[BackendState]) -> Pick:
-        healthy = [r for r in replicas if r.routable]
+    def pick(
+        self,
+        pool: str,
+        replicas: Sequence[BackendState],
+        exclude: Collection[str] = (),
+    ) -> Pick:
+        """Next eligible replica; ``exclude`` names replicas this request already tried."""
+        healthy = [r for r in replicas if r.routable and r.name not in exclude]
         if not healthy:
             return Pick(None, NoBackend.NONE_HEALTHY)
         free = [r for r in healthy if r.has_capacity]

@@ -36,8 +36,13 @@ class ProtocolFailed(UpstreamIOError):
 class Http1Connection(asyncio.Protocol):
     """A keep-alive connection; one request at a time."""
 
-    def __init__(self, on_release: Callable[[Http1Connection], None]) -> None:
+    def __init__(
+        self,
+        on_release: Callable[[Http1Connection], None],
+        on_lost: Callable[[], None] = lambda: None,
+    ) -> None:
         self._on_release = on_release
+        self._on_lost = on_lost
         self._transport: asyncio.Transport | None = None
         self._closed = False
         self.idle_since = 0.0
@@ -79,6 +84,7 @@ class Http1Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        self._on_lost()
         if self._headers_done and not self._complete and self._until_close():
             self._complete = True
             self._wake()

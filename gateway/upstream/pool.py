@@ -64,6 +64,7 @@ class ConnectionPool:
         self._clock = clock
         self._idle: dict[tuple[str, str, int], list[Http1Connection]] = {}
         self._ssl: ssl.SSLContext | None = None
+        self._open_count = 0
 
     async def request(
         self,
@@ -110,7 +111,7 @@ class ConnectionPool:
     async def _open(self, origin: Origin, timeout_s: float) -> Http1Connection:
         loop = asyncio.get_running_loop()
         key = _key(origin)
-        conn = Http1Connection(lambda c: self._release(key, c))
+        conn = Http1Connection(lambda c: self._release(key, c), self._on_lost)
         tls = self._ssl_context() if origin.scheme == "https" else None
         try:
             async with asyncio.timeout(timeout_s):
@@ -132,7 +133,16 @@ class ConnectionPool:
             ) from None
         # uvloop may call connection_made only after create_connection returns.
         conn.connection_made(transport)
+        self._open_count += 1
         return conn
+
+    @property
+    def open_connections(self) -> int:
+        """Connections open now, busy or idle (for leak checks and metrics)."""
+        return self._open_count
+
+    def _on_lost(self) -> None:
+        self._open_count -= 1
 
     def _release(self, key: tuple[str, str, int], conn: Http1Connection) -> None:
         conns = self._idle.setdefault(key, [])

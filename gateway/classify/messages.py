@@ -1,0 +1,75 @@
+"""Reading OpenAI chat messages: the text a model sees, and the shape of the conversation.
+
+Messages are the raw JSON objects of the request body (``body["messages"]``), already checked
+by ``openai_api``: ``content`` is a string, a list of parts, or null. Text parts count as text;
+any other part (image, audio, file) counts as one media part, which token counters price at a
+flat rate. Assistant ``tool_calls`` contribute their function names and argument strings,
+since chat templates render them into the prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Message = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatShape:
+    """How a conversation is built, for the difficulty features."""
+
+    messages: int
+    user_turns: int
+    ask: str  # text of the last user message: what is being asked now
+
+
+def text_parts(content: object) -> Iterator[str]:
+    """The text pieces of one ``content`` value (string, list of parts, or None)."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                yield part["text"]
+
+
+def media_parts(content: object) -> int:
+    """How many non-text parts (images, audio, files) one ``content`` value holds."""
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for part in content if isinstance(part, Mapping) and "text" not in part)
+
+
+def message_texts(message: Message) -> Iterator[str]:
+    """Every piece of text of one message that a chat template renders into the prompt."""
+    yield from text_parts(message.get("content"))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping):
+                for key in ("name", "arguments"):
+                    if isinstance(function.get(key), str):
+                        yield function[key]
+
+
+def chat_shape(messages: Sequence[Message]) -> ChatShape:
+    """Count the turns and find the last user message."""
+    user_turns = 0
+    ask = ""
+    for message in messages:
+        if message.get("role") == "user":
+            user_turns += 1
+            ask = "\n".join(text_parts(message.get("content")))
+    return ChatShape(messages=len(messages), user_turns=user_turns, ask=ask)
+
+
+def requested_max_tokens(body: Mapping[str, Any]) -> int | None:
+    """The completion budget the client asked for: ``max_completion_tokens``, else ``max_tokens``."""
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None

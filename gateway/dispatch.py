@@ -1,0 +1,181 @@
+"""Open the upstream exchange: retries before the first byte, then fallback pools.
+
+Algorithm: in the planned pool, then in each pool of its ``fallback`` list, up to
+``retry.attempts`` attempts, each on a replica this request has not tried yet, with
+exponential backoff and jitter between them (tenacity). Only retryable failures (a refused
+connection, a backend's 429/502/503, no eligible replica) move on. Every retry and every move
+to a fallback pool spends from the shared retry budget, so retries cannot amplify an
+overload; when the budget is spent, the last error is the answer. All of this happens before
+the backend's 200 head, so nothing the client has seen is ever retried.
+
+Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s) and
+``fallback``; policy ``retry_budget``; ``sleep`` (injectable, for tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_any,
+    wait_exponential_jitter,
+)
+from tenacity.stop import stop_base
+
+from gateway.backends.state import BackendRegistry
+from gateway.errors import GatewayError
+from gateway.lifecycle import Lease, Outcome, Phase
+from gateway.metrics import GatewayMetrics
+from gateway.pipeline import Plan, RequestContext, pick_backend
+from gateway.proxy import Proxy
+from gateway.retry_budget import RetryBudget
+from gateway.scheduling.picker import RoundRobinPicker
+from gateway.upstream import UpstreamResponse
+
+# Codes for "no replica to try in this pool": a reason to fall back, not to retry here.
+_NO_REPLICA = frozenset({"no_healthy_backend", "pool_saturated"})
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    lease: Lease
+    response: UpstreamResponse
+    degraded: bool
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        *,
+        backends: BackendRegistry,
+        picker: RoundRobinPicker,
+        proxy: Proxy,
+        metrics: GatewayMetrics,
+        budget: RetryBudget,
+        clock: Callable[[], float],
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._backends = backends
+        self._picker = picker
+        self._proxy = proxy
+        self._metrics = metrics
+        self.budget = budget
+        self._clock = clock
+        self._sleep = sleep
+
+    async def open(self, ctx: RequestContext, plan: Plan) -> Opened:
+        self.budget.on_request()
+        tried: list[str] = []
+        pools = [plan.pool, *(ctx.policy.pools[p] for p in plan.pool.settings.fallback)]
+        error: GatewayError | None = None
+        for index, pool in enumerate(pools):
+            if index and not self._spend(plan.pool.name, "fallback"):
+                break
+            here = plan if index == 0 else Plan(pool, f"{plan.reason};fallback:{pool.name}")
+            try:
+                lease, response = await self._in_pool(ctx, here, tried, error)
+            except GatewayError as exc:
+                error = exc
+                if not exc.retryable:
+                    break
+                continue
+            if index:
+                self._metrics.fallbacks.labels(plan.pool.name, pool.name).inc()
+            return Opened(lease, response, degraded=index > 0)
+        assert error is not None
+        self._record_final(ctx, plan, tried, error)
+        raise error
+
+    async def _in_pool(
+        self, ctx: RequestContext, plan: Plan, tried: list[str], error: GatewayError | None
+    ) -> tuple[Lease, UpstreamResponse]:
+        retry = plan.pool.settings.retry
+        last: list[GatewayError | None] = [error]
+        retrying = AsyncRetrying(
+            stop=stop_any(
+                stop_after_attempt(retry.attempts),
+                _OutOfBudget(lambda reason: self._spend(plan.pool.name, reason)),
+            ),
+            wait=wait_exponential_jitter(
+                multiplier=retry.backoff_initial_s, max=retry.backoff_max_s, jitter=retry.jitter_s
+            ),
+            retry=retry_if_exception(_worth_another_replica),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._attempt(ctx, plan, tried, last)
+        raise AssertionError("tenacity ends with a result or an exception")  # pragma: no cover
+
+    async def _attempt(
+        self,
+        ctx: RequestContext,
+        plan: Plan,
+        tried: list[str],
+        last: list[GatewayError | None],
+    ) -> tuple[Lease, UpstreamResponse]:
+        try:
+            backend = pick_backend(ctx, plan, self._backends, self._picker, exclude=tried)
+        except GatewayError:
+            # Every replica was tried: the real failure says more than "none left".
+            if last[0] is not None:
+                raise last[0] from None
+            raise
+        tried.append(backend.name)
+        lease = Lease(ctx, plan, backend, self._metrics, self._clock)
+        if len(tried) == 1:
+            self._metrics.overhead.observe(self._clock() - ctx.arrival)
+        try:
+            response = await self._proxy.open(lease)
+        except GatewayError as exc:
+            lease.finish(Outcome(exc.http_status(), error_kind=exc.code or "error", retried=True))
+            last[0] = exc
+            raise
+        except asyncio.CancelledError:
+            phase = Phase.FIRST_TOKEN if ctx.request.stream else Phase.NON_STREAMING
+            lease.finish(Outcome.client_gone(phase))
+            raise
+        return lease, response
+
+    def _spend(self, pool: str, reason: str) -> bool:
+        if self.budget.try_spend():
+            self._metrics.retries.labels(pool, reason).inc()
+            return True
+        self._metrics.retry_budget_exhausted.inc()
+        return False
+
+    def _record_final(
+        self, ctx: RequestContext, plan: Plan, tried: list[str], error: GatewayError
+    ) -> None:
+        backend = tried[-1] if tried else "none"
+        self._metrics.requests.labels(
+            ctx.request.model, plan.pool.name, backend, str(error.http_status())
+        ).inc()
+        # Say where it failed: the client's first question when reading an error.
+        error.headers.setdefault("x-gateway-pool", plan.pool.name)
+        if tried:
+            error.headers.setdefault("x-gateway-backend", backend)
+
+
+class _OutOfBudget(stop_base):
+    """Stops when the retry budget refuses; asked only once the attempts allow a retry."""
+
+    def __init__(self, spend: Callable[[str], bool]) -> None:
+        self._spend = spend
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        outcome = retry_state.outcome
+        failure = outcome.exception() if outcome is not None else None
+        reason = failure.code if isinstance(failure, GatewayError) and failure.code else "error"
+        return not self._spend(reason)
+
+
+def _worth_another_replica(exc: BaseException) -> bool:
+    return isinstance(exc, GatewayError) and exc.retryable and exc.code not in _NO_REPLICA
