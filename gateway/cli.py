@@ -99,7 +99,9 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
         port=port,
         log_level=log_level,
         access_log=False,
-        timeout_graceful_shutdown=30,
+        # On SIGTERM: stop accepting, let in-flight requests finish for this long, then cancel
+        # the rest (which closes their upstream connections, so backends stop generating).
+        timeout_graceful_shutdown=policy.source.server.drain_timeout_s,
     )
     return 0
 

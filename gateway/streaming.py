@@ -7,12 +7,19 @@ single ``DisconnectWatch`` already cancels this task when the client leaves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Mapping
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from gateway import sse
 from gateway.disconnect import DisconnectWatch
+from gateway.errors import ServiceUnavailable
+
+_SHUTTING_DOWN = ServiceUnavailable(
+    "The gateway is shutting down; retry the request.", code="shutting_down"
+)
 
 
 class EventStreamResponse(Response):
@@ -38,7 +45,16 @@ class EventStreamResponse(Response):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
             if not self._watch.absorb():
+                # Cancelled by the server itself (shutdown past its drain time): end the
+                # stream properly so the client sees why, then keep cancelling.
+                await self._say_goodbye(send)
                 raise
         finally:
             self._watch.stop()
             await self._events.aclose()
+
+    @staticmethod
+    async def _say_goodbye(send: Send) -> None:
+        body = sse.frame_json(_SHUTTING_DOWN.body()) + sse.DONE
+        with contextlib.suppress(OSError, RuntimeError):
+            await send({"type": "http.response.body", "body": body, "more_body": False})

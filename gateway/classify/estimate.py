@@ -28,7 +28,7 @@ o200k ~0.7; about 0.6 per Cyrillic letter, where cl100k gives ~0.5). Accented La
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from gateway.classify.messages import Message
@@ -120,8 +120,8 @@ def estimate_tokens(text: str, calibration: EstimateCalibration = EstimateCalibr
 class EstimateCounter:
     """``TokenCounter`` backed by ``estimate_tokens``; needs no tokenizer file."""
 
-    overhead: ChatOverhead = ChatOverhead()
-    calibration: EstimateCalibration = EstimateCalibration()
+    overhead: ChatOverhead = field(default_factory=ChatOverhead)
+    calibration: EstimateCalibration = field(default_factory=EstimateCalibration)
 
     @property
     def exact(self) -> bool:

@@ -1,34 +1,42 @@
 """Cheap difficulty features of a chat request, each a number in [0, 1].
 
-Algorithm: take the last user message (the ask), keep a window of its first
-``scan_head_chars`` and last ``scan_tail_chars`` characters (instructions sit at the start or
-the end; a pasted document in the middle adds cost, not signal), lower-case it and split it
-into a set of ASCII words (punctuation becomes spaces). Each concept feature adds points for
-its cues and is capped at 1:
+Algorithm: take the last user message (the ask) and keep a window of its first
+``scan_head_chars`` and last ``scan_tail_chars`` characters (a pasted document in the middle
+adds cost, not signal). Split out the instruction: the window without fenced code blocks,
+reduced to its first and last paragraphs (blank-line separated) when each is at most
+``instruction_chars`` long; longer paragraphs are quoted material (documents, logs). Both
+texts are lower-cased and split into sets of ASCII words (punctuation becomes spaces).
 
-- ``code``: a code fence 0.5; a stack-trace marker 0.5; each distinct code keyword
-  (``def``, ``println``, ``nullptr`` ...) 0.12; each programming term (``python``, ``mutex``,
-  ``refactor`` ...) 0.08; symbol density of ``{}();=<>[]`` times 4, at most 0.4.
-- ``math``: each LaTeX command 0.25 (at most 0.75); ``$`` math 0.3; each distinct maths
-  symbol (``∫ ≤ √`` ...) 0.2; each equation or power with digits (``= 11``, ``^2``) 0.1 (at
-  most 0.3); each distinct maths word (``prove``, ``derive``, ``eigenvalue`` ...) 0.2.
-- ``multistep``: "step by step" 0.5; "walk (me) through" 0.3; first...then 0.3; each other
-  sequencing word (``then``, ``finally`` ...) 0.15; each numbered line 0.1 (at most 0.5); each
-  question mark beyond the first 0.15.
-- ``constraints``: each distinct constraint word (``must``, ``exactly``, ``without``
-  ...) 0.15; each of "at least", "at most", "no more than", "do not" 0.15; each bullet line
-  0.1 (at most 0.5).
-- ``reasoning``: each distinct analysis word (``why``, ``justify``, ``trade-off`` ...) 0.15.
-- ``simple``: each distinct easy-task cue (``translate``, ``rename``, "one sentence" ...) 0.25.
+Content features read the whole window, since quoted code or formulas say what the task is
+about; request features read only the instruction, since "must" or "1." inside a pasted
+email is not a requirement. Each adds points per cue, capped at 1:
 
-and three request-shape features:
+- ``code`` (window): a code fence 0.5; a stack-trace marker 0.5; each distinct code keyword
+  (``def``, ``println``, ``nullptr`` ...) 0.12; each programming term (``python``, ``mutex``
+  ...) 0.08; density of ``{}();=<>[]`` times 4, at most 0.4.
+- ``math`` (window): each LaTeX command 0.25 (at most 0.75); ``$`` math 0.3; each distinct
+  maths symbol (``∫ ≤ √`` ...) 0.2; each equation or power with digits (``= 11``, ``^2``) 0.1
+  (at most 0.3); each distinct maths word (``prove``, ``derive``, ``eigenvalue`` ...) 0.2.
+- ``multistep``: "step by step" 0.5; "walk ... through" 0.3; first ... then 0.3; each other
+  sequencing word (``next``, ``finally`` ...) 0.15; each numbered line 0.1 (at most 0.5);
+  each question mark beyond the first 0.15.
+- ``constraints``: each distinct constraint word (``must``, ``exactly``, ``without`` ...)
+  0.15; each of "at least", "at most", "no more than", "do not" 0.15; each bullet line 0.1
+  (at most 0.5).
+- ``reasoning``: each distinct analysis or design word (``why``, ``justify``, ``implement``,
+  ``trade-off`` ...) 0.15.
+- ``simple``: each easy-task cue (``translate``, ``rename``, "one sentence" ...) 0.25.
+
+and request-shape features:
 
 - ``length``: ln(1 + prompt tokens) / ln(1 + ``length_full_tokens``);
+- ``ask``: ln(1 + instruction words) / ln(1 + ``ask_full_words``): how much is being asked,
+  apart from how much is quoted;
 - ``output``: requested max tokens on a log scale, 0 up to ``output_low_tokens`` and 1 from
   ``output_full_tokens`` (0 when the client gave none);
 - ``depth``: (user turns - 1) / ``depth_full_turns``.
 
-Cost is bounded by the window: about 60-90 us whatever the prompt length.
+The cue words are in ``vocabulary.py``. Cost is bounded by the window: 40-90 us per request.
 """
 
 from __future__ import annotations
@@ -40,8 +48,10 @@ from typing import NamedTuple
 
 from gateway.classify import vocabulary as v
 
-_PUNCT = b"()[]{}<>.,;:=+-*/\\\"'`_#!?&|%$@^~\u00a0"[:33]
+_PUNCT = b"()[]{}<>.,;:=+-*/\\\"'`_#!?&|%$@^~"
 _TO_SPACE = bytes.maketrans(_PUNCT, b" " * len(_PUNCT))
+# Deleting every other byte leaves the code symbols: one C pass counts them all.
+_NOT_CODE_SYMBOLS = bytes(b for b in range(256) if b not in b"{}();=<>[]")
 # Regexes that start with a literal, so the scan jumps between candidates in C.
 _LATEX = re.compile(r"\\[a-zA-Z]{2,}")
 _EQUALS_NUMBER = re.compile(r"=\s*[-(]?\s*\d")
@@ -52,16 +62,20 @@ _POWER = re.compile(r"\^\s*[-({]?\d")
 class FeatureConfig:
     """Window and scale parameters of the features (see the module docstring)."""
 
-    scan_head_chars: int = 2000
-    scan_tail_chars: int = 1000
+    scan_head_chars: int = 1500
+    scan_tail_chars: int = 500
+    instruction_chars: int = 400
     length_full_tokens: int = 8192
+    ask_full_words: int = 256
     output_low_tokens: int = 256
     output_full_tokens: int = 8192
     depth_full_turns: int = 8
 
     def __post_init__(self) -> None:
-        if self.scan_head_chars < 1 or self.scan_tail_chars < 0:
-            raise ValueError("scan_head_chars must be >= 1 and scan_tail_chars >= 0")
+        if self.scan_head_chars < 1 or self.scan_tail_chars < 0 or self.instruction_chars < 1:
+            raise ValueError(
+                "need scan_head_chars >= 1, scan_tail_chars >= 0, instruction_chars >= 1"
+            )
         if self.length_full_tokens < 2 or self.depth_full_turns < 1:
             raise ValueError("length_full_tokens must be >= 2 and depth_full_turns >= 1")
         if not 1 <= self.output_low_tokens < self.output_full_tokens:
@@ -73,6 +87,7 @@ class Features:
     """Feature values of one request, each in [0, 1]."""
 
     length: float
+    ask: float
     code: float
     math: float
     multistep: float
@@ -89,10 +104,17 @@ class Features:
 FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Features))
 
 
-class _Window(NamedTuple):
+class _Text(NamedTuple):
     text: str
     lower: str
+    raw: bytes  # ``lower`` as UTF-8
     words: frozenset[bytes]
+    n_words: int
+
+
+class _Window(NamedTuple):
+    whole: _Text  # the scanned window: material and instruction
+    instruction: _Text  # its short first and last paragraphs, code blocks removed
 
 
 def extract_features(
@@ -107,11 +129,12 @@ def extract_features(
     window = _window(ask, config)
     return Features(
         length=_log_scale(prompt_tokens, 0, config.length_full_tokens),
+        ask=_log_scale(window.instruction.n_words, 0, config.ask_full_words),
         code=_code(window),
         math=_math(window),
         multistep=_multistep(window),
         constraints=_constraints(window),
-        reasoning=_cap(0.15 * len(window.words & v.REASONING)),
+        reasoning=_cap(0.15 * len(window.instruction.words & v.REASONING)),
         simple=_simple(window),
         output=_output(max_tokens, config),
         depth=_cap((max(user_turns, 1) - 1) / config.depth_full_turns),
@@ -121,9 +144,29 @@ def extract_features(
 def _window(ask: str, config: FeatureConfig) -> _Window:
     head, tail = config.scan_head_chars, config.scan_tail_chars
     text = ask if len(ask) <= head + tail else ask[:head] + "\n" + ask[len(ask) - tail :]
+    whole = _text(text)
+    instruction = _instruction(text, config.instruction_chars)
+    return _Window(whole, whole if instruction == text else _text(instruction))
+
+
+def _text(text: str) -> _Text:
     lower = text.lower()
-    words = frozenset(lower.encode("utf-8", "surrogatepass").translate(_TO_SPACE).split())
-    return _Window(text, lower, words)
+    raw = lower.encode("utf-8", "surrogatepass")
+    words = raw.translate(_TO_SPACE).split()
+    return _Text(text, lower, raw, frozenset(words), len(words))
+
+
+def _instruction(text: str, limit: int) -> str:
+    """The part of a message that asks, without the material it quotes."""
+    if "```" in text:
+        text = "\n".join(text.split("```")[0::2])
+    first_end = text.find("\n\n")
+    if first_end < 0:
+        return text
+    first, last = text[:first_end], text[text.rfind("\n\n") + 2 :]
+    # Long paragraphs are pasted material (documents, logs); short ones carry the request.
+    keep = [part for part in (first, last) if len(part) <= limit]
+    return "\n".join(keep) if keep else first[:limit]
 
 
 def _cap(points: float) -> float:
@@ -143,16 +186,18 @@ def _output(max_tokens: int | None, config: FeatureConfig) -> float:
     return _cap(math.log(max_tokens / config.output_low_tokens) / span)
 
 
-def _code(w: _Window) -> float:
+def _code(window: _Window) -> float:
+    w = window.whole
     points = 0.5 if "```" in w.text else 0.0
-    if any(marker in w.lower for marker in v.TRACE_MARKERS):
+    if any(gate in w.words and marker in w.lower for gate, marker in v.TRACE_MARKERS):
         points += 0.5
     points += 0.12 * len(w.words & v.CODE_KEYWORDS) + 0.08 * len(w.words & v.CODE_TERMS)
-    symbols = sum(map(w.text.count, "{}();=<>[]"))
-    return _cap(points + min(0.4, 4.0 * symbols / max(len(w.text), 1)))
+    symbols = len(w.raw.translate(None, _NOT_CODE_SYMBOLS))
+    return _cap(points + min(0.4, 4.0 * symbols / max(len(w.raw), 1)))
 
 
-def _math(w: _Window) -> float:
+def _math(window: _Window) -> float:
+    w = window.whole
     points = min(0.75, 0.25 * len(_LATEX.findall(w.text)))
     if w.text.count("$") >= 2:
         points += 0.3
@@ -163,7 +208,8 @@ def _math(w: _Window) -> float:
     return _cap(points + 0.2 * len(w.words & v.MATH_WORDS))
 
 
-def _multistep(w: _Window) -> float:
+def _multistep(window: _Window) -> float:
+    w = window.instruction
     words = w.words
     points = 0.5 if b"step" in words and "step by step" in w.lower.replace("-", " ") else 0.0
     if b"walk" in words and b"through" in words:
@@ -176,14 +222,18 @@ def _multistep(w: _Window) -> float:
     return _cap(points)
 
 
-def _constraints(w: _Window) -> float:
+def _constraints(window: _Window) -> float:
+    w = window.instruction
     points = 0.15 * len(w.words & v.CONSTRAINT_WORDS)
-    phrases = sum(1 for gate, phrase in v.CONSTRAINT_PHRASES if gate in w.words and phrase in w.lower)
+    phrases = sum(
+        1 for gate, phrase in v.CONSTRAINT_PHRASES if gate in w.words and phrase in w.lower
+    )
     bullets = sum(map(w.text.count, v.BULLET_LINE_STARTS))
     return _cap(points + 0.15 * phrases + min(0.5, 0.1 * bullets))
 
 
-def _simple(w: _Window) -> float:
+def _simple(window: _Window) -> float:
+    w = window.instruction
     cues = len(w.words & v.SIMPLE_WORDS)
     cues += sum(1 for gate, phrase in v.SIMPLE_PHRASES if gate in w.words and phrase in w.lower)
     return _cap(0.25 * cues)

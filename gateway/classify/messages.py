@@ -67,7 +67,7 @@ def chat_shape(messages: Sequence[Message]) -> ChatShape:
 
 
 def requested_max_tokens(body: Mapping[str, Any]) -> int | None:
-    """The completion budget the client asked for: ``max_completion_tokens``, else ``max_tokens``."""
+    """The client's completion budget: ``max_completion_tokens``, else ``max_tokens``."""
     for key in ("max_completion_tokens", "max_tokens"):
         value = body.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:

@@ -14,7 +14,7 @@ milliseconds for a 150k-token vocabulary): do it when the policy is compiled, no
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -41,7 +41,7 @@ class TokenizerJsonCounter:
     """``TokenCounter`` backed by a real tokenizer."""
 
     tokenizer: _Tokenizer
-    overhead: ChatOverhead = ChatOverhead()
+    overhead: ChatOverhead = field(default_factory=ChatOverhead)
 
     @property
     def exact(self) -> bool:
@@ -72,9 +72,10 @@ def read_tokenizer(path: str | Path) -> _Tokenizer:
 
 
 def load_token_counter(
-    path: str | Path | None, overhead: ChatOverhead = ChatOverhead()
+    path: str | Path | None, overhead: ChatOverhead | None = None
 ) -> TokenCounter:
     """The exact counter for ``path``, or the estimate when no path is configured."""
+    overhead = overhead or ChatOverhead()
     if path is None:
         return EstimateCounter(overhead=overhead)
     return TokenizerJsonCounter(read_tokenizer(path), overhead)

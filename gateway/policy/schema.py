@@ -141,11 +141,8 @@ class Server(_Strict):
         default=200, ge=0, le=1_000_000, description="Idle connections kept per backend"
     )
     reload_poll_s: PositiveSeconds = 1.0
-    drain_timeout_s: float = Field(
-        default=30.0,
-        ge=0,
-        le=3600,
-        description="On SIGTERM, how long in-flight requests may finish",
+    drain_timeout_s: int = Field(
+        default=30, ge=0, le=3600, description="On SIGTERM, seconds in-flight requests may finish"
     )
 
 

@@ -63,9 +63,7 @@ _EPOCH_KEY = (
     r"\"?[ ]?[:=][ ]?\"?)"
 )
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_ID_KEY = (
-    rf"{_L}(?i:(?:x-)?(?:request|req|trace|correlation)[ _-]?id\"?[ ]?[:=#][ ]?\"?)"
-)
+_ID_KEY = rf"{_L}(?i:(?:x-)?(?:request|req|trace|correlation)[ _-]?id\"?[ ]?[:=#][ ]?\"?)"
 # Ids must hold a digit: it is what the digit-run scan keys on, and few real ids lack one.
 _ID_VALUE = r"(?=[\w-]{0,63}\d)[A-Za-z0-9][\w-]{0,62}"
 
@@ -91,18 +89,55 @@ _TOKENS_BACK = 3  # "Wednesday, September 21", "x-request id: 7", "current time:
 _BACK_CHARS = 48
 
 
-def _shape_table() -> bytes:
-    table = bytearray(b" " * 256)
-    for byte in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-":
-        table[byte] = ord("w")
-    for byte in b"0123456789":
-        table[byte] = ord("0")
+def _table(classes: dict[bytes, bytes], default: bytes) -> bytes:
+    table = bytearray(default * 256)
+    for members, cls in classes.items():
+        for byte in members:
+            table[byte] = cls[0]
     return bytes(table)
 
 
-_SHAPE = _shape_table()
-_DIGIT_RUNS = re.compile(rb"0+")  # a literal-led pattern: sre scans for it at C speed
+_LOWER = b"abcdefghijklmnopqrstuvwxyz"
+_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# Token shape: digit "0", word character "w" (what `[\w-]` means under re.ASCII), else " ".
+_WORDS = _table({b"0123456789": b"0", _LOWER + _UPPER + b"_-": b"w"}, b" ")
+# Class shape for the C-speed prefilter: "M" a capital that can start a month name, "a"
+# another letter, "_", "-", "/", ":" (also "=" and "#", the id-key separators), " ", and
+# "." for anything else.
+_CLASSES = _table(
+    {
+        b"0123456789": b"0",
+        _LOWER + _UPPER: b"a",
+        b"JFMASOND": b"M",
+        b"_": b"_",
+        b"-": b"-",
+        b"/": b"/",
+        b":=#": b":",
+        b" ": b" ",
+        b'"': b'"',
+    },
+    b".",
+)
+_MONTH_BEHIND = "|".join(
+    f"(?<=Ma{{{n}}}{dot} 0)" for n in range(2, 9) for dot in ("", r"\.")
+)
+# Digit runs that can open a fragment, found in C: the regex is led by a literal "0" (sre
+# then skips to digits at C speed) and rejects the middle of runs with (?<!00).
+_CANDIDATE_RUNS = re.compile(
+    (
+        r"0(?<!00)(?:"
+        r"0{9}(?:000)?(?!0)"  # epoch seconds or millis
+        r"|000[-/]"  # ISO or slash date
+        r"|0?(?::| M)"  # clock time, "21 Nov"
+        r"|0*[aM_-]|(?<=[aM_-]0)"  # inside a token with letters: UUID, req_ id, id value
+        r'|(?<=:0)|(?<=: 0)|(?<=:"0)|(?<=: "0)'  # "request-id: 7"
+        rf"|{_MONTH_BEHIND}"  # "Nov 21"
+        r")"
+    ).encode()
+)
+_MONTH_WORD = re.compile(rf"{_MONTH}\.?")
 _MONTH_HEADS = frozenset("JFMASOND")
+_SPACE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,14 +167,18 @@ class BuiltinScanner:
     group_kinds: Mapping[str, str]
 
     def scan(self, text: str, start: int, stop: int) -> list[Fragment]:
-        shape = text.encode("ascii", "replace").translate(_SHAPE)
+        ascii_text = text.encode("ascii", "replace")  # one byte per character
+        words = ascii_text.translate(_WORDS)
         out: list[Fragment] = []
         covered = start
-        for run in _DIGIT_RUNS.finditer(shape, start, stop):
-            lo, hi = run.span()
-            if lo < covered or not _plausible(text, shape, lo, hi):
+        for candidate in _CANDIDATE_RUNS.finditer(ascii_text.translate(_CLASSES), start, stop):
+            lo = candidate.start()
+            if lo < covered:
                 continue
-            match = self._match_around(text, shape, lo, covered, stop)
+            hi = _run_end(words, lo)
+            if not _plausible(text, words, lo, hi):
+                continue
+            match = self._match_around(text, words, lo, covered, stop)
             if match is not None:
                 out.append(self._fragment(match, text))
                 covered = match.end()
@@ -164,7 +203,8 @@ def _plausible(text: str, shape: bytes, lo: int, hi: int) -> bool:
     """Whether digit run ``[lo, hi)`` can be the first digit run of some alternative.
 
     Mirrors ``_ALTERNATIVES`` (keep the two in step; a unit test compares the scan with
-    ``finditer``): it only rejects, so a false ``True`` merely costs an anchored match.
+    ``finditer``). It only rejects, so a wrong ``True`` merely costs anchored matches; it
+    exists because most digit runs in prompts are list numbers and versions.
     """
     size = hi - lo
     after = text[hi : hi + 1]
@@ -172,17 +212,30 @@ def _plausible(text: str, shape: bytes, lo: int, hi: int) -> bool:
         return True
     if size <= 2 and (after == ":" or (after == " " and text[hi + 1 : hi + 2] in _MONTH_HEADS)):
         return True  # clock time, "21 Nov 2026"
-    begin = shape.rfind(b" ", max(0, lo - _BACK_CHARS), lo) + 1
-    if size <= 2 and begin == lo and text[lo - 1 : lo] == " ":  # "Nov 21, 2026"
-        head = shape.rfind(b" ", max(0, lo - 12), lo - 2) + 1
-        if text[head : head + 1] in _MONTH_HEADS:
-            return True
-    end = shape.find(b" ", hi)
-    if (len(shape) if end < 0 else end) - begin == 36:  # a UUID is a whole 36-char token
+    alone = lo == 0 or shape[lo - 1] == _SPACE
+    begin = lo if alone else shape.rfind(b" ", max(0, lo - _BACK_CHARS), lo) + 1
+    if alone and size <= 2 and _after_month(text, shape, lo):  # "Nov 21, 2026"
         return True
-    if text.startswith("req", begin):
-        return True
-    return "id" in text[max(0, begin - 24) : begin].lower()  # "request-id: 7f3a"
+    if not alone or (hi < len(shape) and shape[hi] != _SPACE):  # a token with letters
+        end = shape.find(b" ", hi)
+        if (len(shape) if end < 0 else end) - begin == 36 or text.startswith("req", begin):
+            return True  # a UUID (always a whole 36-char token) or a req_ id
+    # "request-id: 7f3a": the key's "id" ends at most 4 characters (`": "`) before the value.
+    return "id" in text[max(0, begin - 6) : begin].lower()
+
+
+def _after_month(text: str, shape: bytes, lo: int) -> bool:
+    if text[lo - 1 : lo] != " ":
+        return False
+    head = shape.rfind(b" ", max(0, lo - 12), lo - 2) + 1
+    return _MONTH_WORD.fullmatch(text, head, lo - 1) is not None
+
+
+def _run_end(shape: bytes, lo: int) -> int:
+    hi = lo + 1
+    while hi < len(shape) and shape[hi] == 48:  # runs are short; a loop beats a regex call
+        hi += 1
+    return hi
 
 
 def _token_starts(shape: bytes, run: int, floor: int) -> list[int]:

@@ -1,0 +1,118 @@
+"""The classify stage: token count, length class and difficulty of one request.
+
+Composes the pieces of this package in a fixed order: count the prompt's tokens with the
+configured ``TokenCounter`` (template overhead included), derive the length class, extract
+the features of the last user message, and score them. Pure: the same request, counter and
+config always give the same ``Classification``. Parameters live in ``ClassifyConfig``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gateway.classify.difficulty import Difficulty, DifficultyWeights, score_difficulty
+from gateway.classify.estimate import EstimateCounter
+from gateway.classify.features import FeatureConfig, Features, extract_features
+from gateway.classify.length import LengthClass, LengthThresholds, length_class
+from gateway.classify.messages import Message, chat_shape
+from gateway.classify.tokens import TokenCounter, count_prompt
+
+_ESTIMATE = EstimateCounter()
+_FEATURES = FeatureConfig()
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifyConfig:
+    """Every parameter of the classify stage (one per policy)."""
+
+    length: LengthThresholds = field(default_factory=LengthThresholds)
+    features: FeatureConfig = field(default_factory=FeatureConfig)
+    weights: DifficultyWeights = field(default_factory=DifficultyWeights)
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """What the classify stage learned about a request."""
+
+    prompt_tokens: int
+    tokens_exact: bool
+    length: LengthClass
+    features: Features
+    difficulty: Difficulty
+
+    @property
+    def hard(self) -> bool:
+        return self.difficulty.hard
+
+    def reason(self, top: int = 2) -> str:
+        """Compact, header-safe summary, e.g. ``len=short;diff=0.83;top=code+reasoning``."""
+        text = f"len={self.length.value};diff={self.difficulty.score:.2f}"
+        reasons = self.difficulty.reasons(top)
+        return text + (";top=" + "+".join(reasons) if reasons else "")
+
+
+def classify_chat(
+    messages: Sequence[Message],
+    *,
+    max_tokens: int | None,
+    counter: TokenCounter = _ESTIMATE,
+    config: ClassifyConfig = ClassifyConfig(),
+) -> Classification:
+    """Classify a ``/v1/chat/completions`` request from its ``messages``."""
+    shape = chat_shape(messages)
+    tokens = counter.count_messages(messages)
+    features = extract_features(
+        shape.ask,
+        prompt_tokens=tokens,
+        max_tokens=max_tokens,
+        user_turns=shape.user_turns,
+        config=config.features,
+    )
+    return _classification(tokens, counter.exact, features, config)
+
+
+def classify_completion(
+    prompt: object,
+    *,
+    max_tokens: int | None,
+    counter: TokenCounter = _ESTIMATE,
+    config: ClassifyConfig = ClassifyConfig(),
+) -> Classification:
+    """Classify a legacy ``/v1/completions`` request from its ``prompt``."""
+    tokens = count_prompt(counter, prompt)
+    ask = prompt if isinstance(prompt, str) else ""
+    features = extract_features(
+        ask, prompt_tokens=tokens, max_tokens=max_tokens, user_turns=1, config=config.features
+    )
+    return _classification(tokens, counter.exact, features, config)
+
+
+def request_features(
+    messages: Sequence[Message],
+    *,
+    max_tokens: int | None = None,
+    counter: TokenCounter = _ESTIMATE,
+    config: FeatureConfig = _FEATURES,
+) -> Features:
+    """Only the features of a chat request (for fitting and evaluation)."""
+    shape = chat_shape(messages)
+    return extract_features(
+        shape.ask,
+        prompt_tokens=counter.count_messages(messages),
+        max_tokens=max_tokens,
+        user_turns=shape.user_turns,
+        config=config,
+    )
+
+
+def _classification(
+    tokens: int, exact: bool, features: Features, config: ClassifyConfig
+) -> Classification:
+    return Classification(
+        prompt_tokens=tokens,
+        tokens_exact=exact,
+        length=length_class(tokens, config.length),
+        features=features,
+        difficulty=score_difficulty(features, config.weights),
+    )

@@ -1,0 +1,67 @@
+"""Run ASGI apps on real uvicorn servers on 127.0.0.1, one thread each (tests, benchmarks)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import uvicorn
+
+T = TypeVar("T")
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        self.loop = asyncio.get_running_loop()
+        self.ready.set()
+
+    def install_signal_handlers(self) -> None:
+        # Servers run in threads here; signals belong to the main thread.
+        return None
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str
+    loop: asyncio.AbstractEventLoop
+
+    def call(self, make: Callable[[], Coroutine[Any, Any, T]], timeout: float = 10) -> T:
+        """Run a coroutine on the server's own loop (to read its state safely)."""
+        return asyncio.run_coroutine_threadsafe(make(), self.loop).result(timeout)
+
+
+@contextmanager
+def serve_app(app: Any) -> Iterator[Served]:
+    """Start ``app`` on a free port; yield its URL and loop; stop it on exit."""
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", loop="uvloop"
+    )
+    server = _Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    if not server.ready.wait(timeout=15) or server.loop is None:
+        server.should_exit = True
+        raise RuntimeError("server did not start")
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield Served(f"http://127.0.0.1:{port}", server.loop)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+@contextmanager
+def serve(app: Any) -> Iterator[str]:
+    """Start ``app`` on a free port; yield its base URL; stop it on exit."""
+    with serve_app(app) as served:
+        yield served.url
