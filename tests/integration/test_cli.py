@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import openai
 import pytest
 
 from gateway.cli import main, policy_json_schema
+from tests.support.processes import free_port, gateway_process, read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "policies").glob("*.yaml"))
@@ -56,30 +54,11 @@ def test_exported_schema_is_current() -> None:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def test_demo_serves_the_simulated_fleet() -> None:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway", "demo", "--port", str(port), "--speed", "20"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert proc.stdout is not None
-        lines = []
-        for line in proc.stdout:
-            lines.append(line)
-            if "Ctrl-C stops" in line:
-                break
-        assert any("demo is up" in line for line in lines), "".join(lines)
+    port = free_port()
+    with gateway_process(["demo", "--port", str(port), "--speed", "20"]) as proc:
+        read_until(proc, "demo is up")
+        read_until(proc, "Ctrl-C stops")
         # The banner comes just before uvicorn binds; the SDK's retries cover that gap.
         client = openai.OpenAI(
             base_url=f"http://127.0.0.1:{port}/v1", api_key="demo", max_retries=8
@@ -91,8 +70,5 @@ def test_demo_serves_the_simulated_fleet() -> None:
         assert reply.usage is not None
         assert reply.usage.completion_tokens == 5
         assert sorted(m.id for m in client.models.list()) == ["auto", "fast", "smart"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     fleet = subprocess.run(["pgrep", "-f", "loadtests.sim --fleet"], capture_output=True, text=True)
     assert fleet.stdout.strip() == "", "the demo left its fleet running"

@@ -3,11 +3,8 @@ their upstream work cancelled."""
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,37 +13,17 @@ import httpx2 as httpx
 
 from loadtests.fake_upstream import FakeLog
 from tests.support.policies import single_pool
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from tests.support.processes import free_port, gateway_process, read_until
 
 
 @contextmanager
 def _gateway(policy: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     path = tmp_path / "policy.yaml"
     path.write_text(policy)
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway", "serve", "--policy", str(path), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if "Application startup complete" in line:
-                break
+    port = free_port()
+    with gateway_process(["serve", "--policy", str(path), "--port", str(port)]) as proc:
+        read_until(proc, "Application startup complete")
         yield proc, f"http://127.0.0.1:{port}"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=15)
 
 
 def _stream_lines(base: str, fake: dict[str, object]) -> Iterator[str]:

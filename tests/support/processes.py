@@ -1,0 +1,50 @@
+"""The gateway as a real child process, for tests of signals and the command line."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def read_until(proc: subprocess.Popen[str], marker: str) -> str:
+    """Block on the child's output until a line holds ``marker`` (no polling)."""
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if marker in line:
+            return line
+    raise AssertionError(f"{marker!r} never printed; output:\n{''.join(seen)}")
+
+
+@contextmanager
+def gateway_process(args: Sequence[str]) -> Iterator[subprocess.Popen[str]]:
+    """``python -m gateway ARGS`` with merged, unbuffered text output; killed on exit."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gateway", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        proc.wait(timeout=15)
