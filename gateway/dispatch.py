@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tenacity import (
     AsyncRetrying,
@@ -28,6 +28,7 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
+from gateway.admission.controller import Permit
 from gateway.backends.state import BackendRegistry
 from gateway.errors import GatewayError
 from gateway.lifecycle import Lease, Outcome, Phase
@@ -40,6 +41,16 @@ from gateway.upstream import UpstreamResponse
 
 # Codes for "no replica to try in this pool": a reason to fall back, not to retry here.
 _NO_REPLICA = frozenset({"no_healthy_backend", "pool_saturated"})
+
+
+@dataclass(slots=True)
+class _Run:
+    """One request's way through the attempts."""
+
+    ctx: RequestContext
+    permit: Permit | None
+    tried: list[str] = field(default_factory=list)
+    last: GatewayError | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,34 +80,32 @@ class Dispatcher:
         self._clock = clock
         self._sleep = sleep
 
-    async def open(self, ctx: RequestContext, plan: Plan) -> Opened:
+    async def open(self, ctx: RequestContext, plan: Plan, permit: Permit | None = None) -> Opened:
+        """The first replica (or pool) that answers 200; ``permit`` is released by the last
+        attempt's lease, or here when every attempt failed."""
         self.budget.on_request()
-        tried: list[str] = []
+        run = _Run(ctx, permit)
         pools = [plan.pool, *(ctx.policy.pools[p] for p in plan.pool.settings.fallback)]
-        error: GatewayError | None = None
         for index, pool in enumerate(pools):
             if index and not self._spend(plan.pool.name, "fallback"):
                 break
             here = plan if index == 0 else Plan(pool, f"{plan.reason};fallback:{pool.name}")
             try:
-                lease, response = await self._in_pool(ctx, here, tried, error)
+                lease, response = await self._in_pool(run, here)
             except GatewayError as exc:
-                error = exc
+                run.last = exc
                 if not exc.retryable:
                     break
                 continue
             if index:
                 self._metrics.fallbacks.labels(plan.pool.name, pool.name).inc()
             return Opened(lease, response, degraded=index > 0)
-        assert error is not None
-        self._record_final(ctx, plan, tried, error)
-        raise error
+        assert run.last is not None
+        self._record_final(run, plan, run.last)
+        raise run.last
 
-    async def _in_pool(
-        self, ctx: RequestContext, plan: Plan, tried: list[str], error: GatewayError | None
-    ) -> tuple[Lease, UpstreamResponse]:
+    async def _in_pool(self, run: _Run, plan: Plan) -> tuple[Lease, UpstreamResponse]:
         retry = plan.pool.settings.retry
-        last: list[GatewayError | None] = [error]
         retrying = AsyncRetrying(
             stop=stop_any(
                 stop_after_attempt(retry.attempts),
@@ -111,32 +120,27 @@ class Dispatcher:
         )
         async for attempt in retrying:
             with attempt:
-                return await self._attempt(ctx, plan, tried, last)
+                return await self._attempt(run, plan)
         raise AssertionError("tenacity ends with a result or an exception")  # pragma: no cover
 
-    async def _attempt(
-        self,
-        ctx: RequestContext,
-        plan: Plan,
-        tried: list[str],
-        last: list[GatewayError | None],
-    ) -> tuple[Lease, UpstreamResponse]:
+    async def _attempt(self, run: _Run, plan: Plan) -> tuple[Lease, UpstreamResponse]:
+        ctx = run.ctx
         try:
-            backend = pick_backend(ctx, plan, self._backends, self._picker, exclude=tried)
+            backend = pick_backend(ctx, plan, self._backends, self._picker, exclude=run.tried)
         except GatewayError:
             # Every replica was tried: the real failure says more than "none left".
-            if last[0] is not None:
-                raise last[0] from None
+            if run.last is not None:
+                raise run.last from None
             raise
-        tried.append(backend.name)
-        lease = Lease(ctx, plan, backend, self._metrics, self._clock)
-        if len(tried) == 1:
+        run.tried.append(backend.name)
+        lease = Lease(ctx, plan, backend, self._metrics, self._clock, run.permit)
+        if len(run.tried) == 1:
             self._metrics.overhead.observe(self._clock() - ctx.arrival)
         try:
             response = await self._proxy.open(lease)
         except GatewayError as exc:
             lease.finish(Outcome(exc.http_status(), error_kind=exc.code or "error", retried=True))
-            last[0] = exc
+            run.last = exc
             raise
         except asyncio.CancelledError:
             phase = Phase.FIRST_TOKEN if ctx.request.stream else Phase.NON_STREAMING
@@ -151,16 +155,16 @@ class Dispatcher:
         self._metrics.retry_budget_exhausted.inc()
         return False
 
-    def _record_final(
-        self, ctx: RequestContext, plan: Plan, tried: list[str], error: GatewayError
-    ) -> None:
-        backend = tried[-1] if tried else "none"
+    def _record_final(self, run: _Run, plan: Plan, error: GatewayError) -> None:
+        backend = run.tried[-1] if run.tried else "none"
         self._metrics.requests.labels(
-            ctx.request.model, plan.pool.name, backend, str(error.http_status())
+            run.ctx.request.model, plan.pool.name, backend, str(error.http_status())
         ).inc()
+        if run.permit is not None:
+            run.permit.release(latency_s=None, dropped=bool(run.tried))
         # Say where it failed: the client's first question when reading an error.
         error.headers.setdefault("x-gateway-pool", plan.pool.name)
-        if tried:
+        if run.tried:
             error.headers.setdefault("x-gateway-backend", backend)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gateway.admission.controller import Permit
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
 from gateway.metrics import GatewayMetrics
@@ -65,12 +66,15 @@ class Lease:
         backend: BackendState,
         metrics: GatewayMetrics,
         clock: Callable[[], float],
+        permit: Permit | None = None,
     ) -> None:
         self.ctx = ctx
         self.plan = plan
         self.backend = backend
         self._metrics = metrics
         self._clock = clock
+        self._permit = permit
+        self._started = clock()
         self._done = False
         backend.inflight += 1
         backend.breaker.on_start()
@@ -87,6 +91,14 @@ class Lease:
             self._metrics.upstream_errors.labels(self.backend.name, outcome.error_kind).inc()
         if not outcome.retried:
             self._record_request(outcome)
+            if self._permit is not None:
+                # The backend's own latency (queue wait excluded) steers an adaptive limit.
+                latency = None
+                if outcome.first_token_at is not None:
+                    latency = outcome.first_token_at - self._started
+                self._permit.release(
+                    latency_s=latency, dropped=outcome.error_kind in _BACKEND_FAULTS
+                )
 
     def _judge(self, outcome: Outcome) -> None:
         breaker = self.backend.breaker

@@ -99,6 +99,43 @@ class GatewayMetrics:
             ["backend"],
             registry=registry,
         )
+        self.queue_wait = Histogram(
+            "gateway_queue_wait_seconds",
+            "Time requests waited in the gateway's queue for a slot, by pool",
+            ["pool"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.shed = Counter(
+            "gateway_shed",
+            "Requests refused by admission, by pool, reason and priority",
+            ["pool", "reason", "priority"],
+            registry=registry,
+        )
+        self.queue_depth = Gauge(
+            "gateway_queue_depth",
+            "Requests waiting for a slot, by pool, lane and priority",
+            ["pool", "lane", "priority"],
+            registry=registry,
+        )
+        self.estimated_wait = Gauge(
+            "gateway_estimated_wait_seconds",
+            "Estimated wait of a new standard short request, by pool (-1 unknown)",
+            ["pool"],
+            registry=registry,
+        )
+        self.ladder_step = Gauge(
+            "gateway_overload_step",
+            "Active step of the overload ladder, by pool (0 normal)",
+            ["pool"],
+            registry=registry,
+        )
+        self.concurrency_limit = Gauge(
+            "gateway_concurrency_limit",
+            "The pool's current concurrency limit (static or adaptive)",
+            ["pool"],
+            registry=registry,
+        )
         self.backend_healthy = Gauge(
             "gateway_backend_healthy",
             "1 when the backend passes health checks, 0 when ejected",

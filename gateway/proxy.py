@@ -138,7 +138,7 @@ class Proxy:
                 chunk = await _next_chunk(chunks, min(budget, self._remaining(lease, timeouts)))
                 out = relay.feed(chunk)
                 if out:
-                    if outcome.first_token_at is None:
+                    if outcome.first_token_at is None and relay.token_seen:
                         outcome.first_token_at = self._clock()
                     yield out
             error = relay.error
@@ -199,6 +199,7 @@ class _EventRelay:
         self._backend = backend
         self._lines = sse.LineSplitter()
         self.done = False
+        self.token_seen = False  # a role-only first chunk is not a token
         self.error: GatewayError | None = None
 
     def feed(self, chunk: bytes | None) -> bytes:
@@ -218,11 +219,15 @@ class _EventRelay:
             if payload == b"[DONE]":
                 self.done = True
                 break
-            event = _rewrite_model(payload, self._public)
-            if event is None:
+            data = _json_object(payload)
+            if data is None:
                 self._fail("an event is not JSON")
                 break
-            out.append(sse.frame(event))
+            if "model" in data:
+                data["model"] = self._public
+            if not self.token_seen and _carries_token(data):
+                self.token_seen = True
+            out.append(sse.frame(orjson.dumps(data)))
         return b"".join(out)
 
     def _fail(self, detail: str) -> None:
@@ -243,10 +248,19 @@ def _json_object(raw: bytes) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _rewrite_model(payload: bytes, public: str) -> bytes | None:
-    data = _json_object(payload)
-    if data is None:
-        return None
-    if "model" in data:
-        data["model"] = public
-    return orjson.dumps(data)
+def _carries_token(event: dict[str, Any]) -> bool:
+    """Whether a chunk holds generated output (text, content or a tool call)."""
+    choices = event.get("choices")
+    if not isinstance(choices, list):
+        return False
+    for choice in choices:
+        if not isinstance(choice, dict):
+            continue
+        if choice.get("text"):
+            return True
+        delta = choice.get("delta")
+        if isinstance(delta, dict) and any(
+            delta.get(k) for k in ("content", "tool_calls", "reasoning_content", "refusal")
+        ):
+            return True
+    return False

@@ -13,6 +13,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from gateway.admin import admin_routes
+from gateway.admit import admit
 from gateway.body import read_body
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
@@ -90,14 +91,20 @@ async def _dispatch(
 ) -> Response:
     request_id = headers["x-gateway-request-id"]
     ctx = RequestContext(request_id, arrival, parse_request(endpoint, raw), policy, request.headers)
-    plan = plan_pool(ctx)
     dispatcher, proxy = gateway.require_started()
-    opened = await dispatcher.open(ctx, plan)
+    admitted = await admit(gateway, ctx, plan_pool(ctx))
+    headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
+    try:
+        opened = await dispatcher.open(ctx, admitted.plan, admitted.permit)
+    except BaseException:
+        # Released already unless the request ended between attempts; release is idempotent.
+        admitted.permit.release(latency_s=None, dropped=False)
+        raise
     lease = opened.lease
     headers["x-gateway-pool"] = lease.plan.pool.name
     headers["x-gateway-route-reason"] = lease.plan.reason
     headers["x-gateway-backend"] = lease.backend.name
-    if opened.degraded:
+    if opened.degraded or admitted.degraded:
         headers["x-gateway-degraded"] = "1"
     return await proxy.respond(lease, opened.response, headers, watch)
 

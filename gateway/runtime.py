@@ -5,8 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+from gateway.admission.controller import AdmissionRequest, PoolAdmission
+from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.dispatch import Dispatcher
@@ -17,6 +20,13 @@ from gateway.proxy import Proxy
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.scheduling.picker import RoundRobinPicker
 from gateway.upstream import ConnectionPool
+
+
+def _standard_wait(admission: PoolAdmission) -> float:
+    probe = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=False)
+    wait = admission.estimated_wait(probe)
+    return -1.0 if wait is None else wait
+
 
 _BREAKER_LEVEL = {BreakerState.CLOSED: 0.0, BreakerState.HALF_OPEN: 1.0, BreakerState.OPEN: 2.0}
 
@@ -32,6 +42,7 @@ class Gateway:
     dispatcher: Dispatcher | None = None
     budget: RetryBudget | None = None
     upstream: ConnectionPool | None = None
+    admissions: dict[str, PoolAdmission] = field(default_factory=dict)
     started_at: int = field(default_factory=lambda: int(time.time()))
 
     @classmethod
@@ -79,6 +90,7 @@ class Gateway:
     def on_swap(self, policy: CompiledPolicy) -> None:
         """Called with the new policy just before it becomes active."""
         self.backends.reconcile(policy)
+        self._reconcile_admission(policy)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
         if self.budget is None or self.budget.settings != settings:
             self.budget = RetryBudget(settings, self.clock)
@@ -88,6 +100,43 @@ class Gateway:
         self.metrics.policy_info.labels(policy.digest[:12]).set(1)
         for state in self.backends.all():
             self.on_health_change(state)
+
+    def _reconcile_admission(self, policy: CompiledPolicy) -> None:
+        fresh: dict[str, PoolAdmission] = {}
+        for name, pool in policy.pools.items():
+            old = self.admissions.get(name)
+            same = old is not None and old.pool.settings.admission == pool.settings.admission
+            if old is not None and same and old.pool.capacity == pool.capacity:
+                old.pool = pool
+                fresh[name] = old
+            else:
+                # Waiters of a replaced pool state still drain through it as its slots free.
+                fresh[name] = PoolAdmission(
+                    pool,
+                    clock=self.clock,
+                    metrics=self.metrics,
+                    backend_load=partial(self._pool_load, name),
+                )
+            self._watch_admission(fresh[name])
+        self.admissions = fresh
+
+    def _pool_load(self, pool: str) -> tuple[float, float]:
+        states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
+        if not states:
+            return 0.0, 0.0
+        waiting = sum(s.load.waiting for s in states)
+        return waiting, sum(s.load.kv_usage for s in states) / len(states)
+
+    def _watch_admission(self, admission: PoolAdmission) -> None:
+        m, name = self.metrics, admission.pool.name
+        m.concurrency_limit.labels(name).set_function(lambda: admission.limit.limit)
+        m.ladder_step.labels(name).set_function(lambda: admission.step)
+        m.estimated_wait.labels(name).set_function(partial(_standard_wait, admission))
+        for lane in Lane:
+            for priority in Priority:
+                m.queue_depth.labels(name, lane.value, priority.name.lower()).set_function(
+                    partial(admission.queue.depth, lane, priority)
+                )
 
     def on_reload(self, result: ReloadResult) -> None:
         self.metrics.policy_reloads.labels("success" if result.ok else "failure").inc()

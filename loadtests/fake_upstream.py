@@ -50,8 +50,11 @@ class FakeLog:
     cancelled: int = 0
     arrived: threading.Event = field(default_factory=threading.Event)
     left: threading.Event = field(default_factory=threading.Event)
+    # time.monotonic() of each cancel, in order (the cancellation benchmark's delays).
+    left_times: list[float] = field(default_factory=list)
 
     def record_cancel(self) -> None:
+        self.left_times.append(time.monotonic())
         self.cancelled += 1
         self.left.set()
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
+from gateway.backends.scrape import Load
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 
 
@@ -32,6 +33,7 @@ class BackendState:
     breaker: CircuitBreaker = field(
         default_factory=lambda: CircuitBreaker(BreakerSettings(), time.monotonic)
     )
+    load: Load = field(default_factory=Load)  # last scraped from the backend's /metrics
 
     @property
     def name(self) -> str:

@@ -29,15 +29,15 @@ class DifficultyWeights:
     """Logistic weights per feature, the bias, and the decision threshold on the score."""
 
     # Fitted (see the module docstring); output and depth are set by hand.
-    bias: float = -2.32
-    length: float = 0.57
-    ask: float = 3.59
-    code: float = 0.02
-    math: float = 2.80
-    multistep: float = 1.18
-    constraints: float = 1.50
-    reasoning: float = 4.46
-    simple: float = -2.69
+    bias: float = -2.14
+    length: float = 0.56
+    ask: float = 3.09
+    code: float = 0.05
+    math: float = 2.85
+    multistep: float = 1.14
+    constraints: float = 1.65
+    reasoning: float = 4.54
+    simple: float = -2.68
     output: float = 1.0
     depth: float = 0.5
     threshold: float = 0.5

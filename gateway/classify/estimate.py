@@ -1,28 +1,30 @@
 """Fast token estimate: a linear model over byte-class counts, calibrated on real BPE counts.
 
-Algorithm: encode the text as UTF-8, map every byte to a class with one ``bytes.translate``
-(letter or other ASCII, punctuation, digit, space, newline, non-ASCII), count the classes
-with ``bytes.count`` and whitespace-separated words with ``bytes.split``, then
+Algorithm: encode the text as UTF-8, map every byte to a class with ``bytes.translate``
+(letter or other ASCII, punctuation, digit, newline, non-ASCII; and blank or not), count the
+classes with ``bytes.count`` and the starts of whitespace-separated words, then
 
     tokens = a*visible + b*words + c*punct + d*newlines + e*digits + f*non_ascii_bytes
 
 where ``visible`` counts ASCII bytes that are not whitespace (punctuation and digits
-included). Everything runs in C; a 1,000-token prompt costs about 20-30 us.
+included). Everything runs in C; a 1,000-token prompt costs about 25-35 us.
 
-Calibration (``EstimateCalibration`` defaults): weighted least squares (weights 1/y, i.e.
-minimising relative error), no intercept, against OpenAI's ``cl100k_base`` counts on 287
-chunks of 600-5,000 characters: English prose (Python docstrings, Debian and Node.js
-Markdown docs, licences) and code (Python, C headers, JavaScript, Go, Rust, JSON). Result:
-mean absolute error 5.6% per chunk (English 4%, Markdown 5%, Python 7%, C 8%, JSON 8%),
-95th percentile 14%, total bias -1%. Against ``o200k_base`` the error is the same, against
-the DeepSeek-V3 tokenizer 7.5% (it counts ~6% more), against Anthropic's legacy tokenizer
-9.6%. Outliers are text unlike both (ROT13, all-caps licences, whitespace-aligned tables).
-The script is ``tests/unit/classify/calibrate_estimate.py``.
+Calibration (``EstimateCalibration`` defaults): least squares on relative error (weights
+1/y, no intercept) against OpenAI's ``cl100k_base`` counts on 278 chunks of 600-5,000
+characters found on a Debian image: English prose (Python docstrings, Markdown docs,
+licences) and code (Python, C headers, JavaScript, Go, JSON). Result: mean absolute error
+5.4% per chunk (English 4.3%, Markdown 5.7%, Python 6.9%, C 5.8%, JavaScript 6.3%, JSON
+2.5%), 95th percentile 12.9%, total bias -0.9%; against ``o200k_base`` 5.3%. On a second
+corpus (287 chunks, with Rust and other JSON) the same coefficients give 5.6% against
+cl100k and o200k, 7.6% against the DeepSeek-V3 tokenizer (which counts ~6% more) and 9.9%
+against Anthropic's legacy one (~9% more). Outliers are text unlike both: ROT13, all-caps
+licences, whitespace-aligned tables (up to +-50%). The script is
+``tests/unit/classify/calibrate_estimate.py``.
 
-Non-ASCII text was not in that corpus: ``f`` = 0.3 per non-ASCII byte is set from a few
-hand-checked sentences (about 0.9 token per CJK character, where cl100k gives ~1.1 and
-o200k ~0.7; about 0.6 per Cyrillic letter, where cl100k gives ~0.5). Accented Latin text
-(French, German) is underestimated by 15-30%, as those words split into more tokens.
+Non-ASCII text was not in that corpus: ``non_ascii`` = 0.25 per byte is set by hand from a
+few sentences: Chinese and Japanese come out at ~0.75 token per character (cl100k ~1.1,
+o200k ~0.75), Russian 20% above cl100k (o200k is far lower), French and German 25-35% below
+cl100k, whose accented words split into more tokens.
 """
 
 from __future__ import annotations
@@ -37,14 +39,15 @@ from gateway.classify.tokens import ChatOverhead, count_chat
 _PUNCT = b"()[]{}<>.,;:=+-*/\\\"'`_#!?&|%$@^~"
 
 
+_WHITESPACE = b" \t\n\r\x0b\x0c"  # what bytes.split() splits on
+
+
 def _class_table() -> bytes:
     table = bytearray(b"a" * 256)
     for byte in _PUNCT:
         table[byte] = ord("p")
     for byte in b"0123456789":
         table[byte] = ord("d")
-    for byte in b" \t\r\x0b\x0c":
-        table[byte] = ord("s")
     table[ord("\n")] = ord("n")
     for byte in range(128, 256):
         table[byte] = ord("x")
@@ -52,6 +55,9 @@ def _class_table() -> bytes:
 
 
 _CLASSES = _class_table()
+# Blank or not: word starts are then the occurrences of b" o", counted in C without
+# building the list that bytes.split() would.
+_BLANKS = bytes(32 if byte in _WHITESPACE else ord("o") for byte in range(256))
 
 
 class TextCounts(NamedTuple):
@@ -69,12 +75,12 @@ class TextCounts(NamedTuple):
 class EstimateCalibration:
     """Coefficients of the estimate (tokens per counted unit); see the module docstring."""
 
-    visible: float = 0.1468
-    words: float = 0.3179
-    punct: float = 0.4656
-    newlines: float = 1.0947
-    digits: float = 0.6550
-    non_ascii: float = 0.3
+    visible: float = 0.1018
+    words: float = 0.5846
+    punct: float = 0.5277
+    newlines: float = 0.8214
+    digits: float = 0.7776
+    non_ascii: float = 0.25
 
     def __post_init__(self) -> None:
         for name in self.__slots__:
@@ -86,12 +92,12 @@ def text_counts(text: str) -> TextCounts:
     """Count the byte classes of ``text`` (surrogates are kept, not rejected)."""
     raw = text.encode("utf-8", "surrogatepass")
     classes = raw.translate(_CLASSES)
-    spaces = classes.count(b"s")
+    blanks = raw.translate(_BLANKS)
     newlines = classes.count(b"n")
     non_ascii = 0 if text.isascii() else classes.count(b"x")
     return TextCounts(
-        visible=len(raw) - spaces - newlines - non_ascii,
-        words=len(raw.split()),
+        visible=len(raw) - blanks.count(b" ") - non_ascii,
+        words=blanks.count(b" o") + (blanks[:1] == b"o"),
         punct=classes.count(b"p"),
         newlines=newlines,
         digits=classes.count(b"d"),

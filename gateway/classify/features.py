@@ -3,8 +3,8 @@
 Algorithm: take the last user message (the ask) and keep a window of its first
 ``scan_head_chars`` and last ``scan_tail_chars`` characters (a pasted document in the middle
 adds cost, not signal). Split out the instruction: the window without fenced code blocks,
-reduced to its first and last paragraphs (blank-line separated) when each is at most
-``instruction_chars`` long; longer paragraphs are quoted material (documents, logs). Both
+keeping only its paragraphs (blank-line separated) of at most ``instruction_chars``
+characters; longer paragraphs are quoted material (documents, logs). Both
 texts are lower-cased and split into sets of ASCII words (punctuation becomes spaces).
 
 Content features read the whole window, since quoted code or formulas say what the task is
@@ -160,13 +160,12 @@ def _instruction(text: str, limit: int) -> str:
     """The part of a message that asks, without the material it quotes."""
     if "```" in text:
         text = "\n".join(text.split("```")[0::2])
-    first_end = text.find("\n\n")
-    if first_end < 0:
+    if "\n\n" not in text:
         return text
-    first, last = text[:first_end], text[text.rfind("\n\n") + 2 :]
+    paragraphs = text.split("\n\n")
     # Long paragraphs are pasted material (documents, logs); short ones carry the request.
-    keep = [part for part in (first, last) if len(part) <= limit]
-    return "\n".join(keep) if keep else first[:limit]
+    keep = [part for part in paragraphs if len(part) <= limit]
+    return "\n".join(keep) if keep else paragraphs[0][:limit]
 
 
 def _cap(points: float) -> float:

@@ -20,6 +20,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from gateway.classify.classifier import request_features
+from gateway.classify.features import FEATURE_NAMES
+
 Row = Sequence[float]
 
 
@@ -85,15 +88,11 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
 
 def main(argv: Sequence[str]) -> None:
     """Print the weights fitted on a labelled JSON-lines file (offline tool)."""
-    from gateway.classify.classifier import request_features
-
     lines = Path(argv[0]).read_text(encoding="utf-8").splitlines()
     items = [json.loads(line) for line in lines if line.strip()]
     rows = [request_features([{"role": "user", "content": i["prompt"]}]).values() for i in items]
     labels = [1 if i["label"] == "hard" else 0 for i in items]
     bias, weights = fit_logistic(rows, labels)
-    from gateway.classify.features import FEATURE_NAMES
-
     print(f"bias: {bias:.2f}")
     for name, weight in zip(FEATURE_NAMES, weights, strict=True):
         print(f"{name}: {weight:.2f}")

@@ -127,6 +127,14 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
                 problems.append(FieldProblem(where, "a pool cannot fall back to itself"))
             elif other not in pools_with_backends:
                 problems.append(FieldProblem(where, f"unknown pool {other!r} (known: {known})"))
+        degrade = pool.admission.degrade_to
+        if degrade is not None and (degrade == name or degrade not in pools_with_backends):
+            problems.append(
+                FieldProblem(
+                    f"pools.{name}.admission.degrade_to",
+                    f"must name another pool (known: {known})",
+                )
+            )
         if len(set(pool.fallback)) != len(pool.fallback):
             problems.append(FieldProblem(f"pools.{name}.fallback", "a pool is listed twice"))
     default = policy.routing.default_pool

@@ -98,12 +98,56 @@ class Breaker(_Strict):
         return self
 
 
+class Limit(_Strict):
+    """The pool's concurrency limit: static, or adaptive on time to first token."""
+
+    kind: Literal["static", "aimd", "gradient"] = "static"
+    initial: int | None = Field(default=None, ge=1, description="Default: the pool's capacity")
+    min_limit: int = Field(default=1, ge=1)
+    max_limit: int | None = Field(default=None, ge=1, description="Default: the pool's capacity")
+    target_ttft_s: PositiveSeconds = Field(default=1.0, description="aimd: shrink above this")
+    backoff_ratio: float = Field(default=0.9, gt=0, lt=1, description="aimd: shrink factor")
+    tolerance: float = Field(default=1.5, ge=1, le=10, description="gradient: latency slack")
+
+
+class LadderStep(_Strict):
+    """One rung of the overload ladder: active when any of its thresholds is reached."""
+
+    action: Literal["degrade", "shed_sheddable", "shed_standard"]
+    queue_depth: int | None = Field(default=None, ge=0)
+    wait_s: float | None = Field(default=None, ge=0)
+    backend_waiting: float | None = Field(default=None, ge=0)
+    kv_usage: float | None = Field(default=None, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _has_threshold(self) -> LadderStep:
+        thresholds = (self.queue_depth, self.wait_s, self.backend_waiting, self.kv_usage)
+        if all(t is None for t in thresholds):
+            raise ValueError("give at least one of queue_depth, wait_s, backend_waiting, kv_usage")
+        return self
+
+
+class Admission(_Strict):
+    """Gateway-side queueing and shedding for a pool."""
+
+    limit: Limit = Limit()
+    max_queue: int = Field(default=1024, ge=0, description="Hard cap, every priority")
+    max_queue_long: int = Field(default=128, ge=0, description="Hard cap of the long lane")
+    max_wait_s: float = Field(default=30.0, gt=0, description="Shed beyond this estimated wait")
+    long_prompt_tokens: int = Field(default=2000, ge=1, description="Long lane from here")
+    long_lane_share: float = Field(default=0.25, gt=0, lt=1)
+    degrade_to: Name | None = Field(default=None, description="Pool for the ladder's degrade")
+    ladder: list[LadderStep] = Field(default_factory=list)
+    hysteresis: float = Field(default=0.8, gt=0, le=1)
+
+
 class Pool(_Strict):
     """Settings of a pool; pools are created by the backends that name them."""
 
     timeouts: Timeouts = Timeouts()
     retry: Retry = Retry()
     breaker: Breaker = Breaker()
+    admission: Admission = Admission()
     fallback: list[Name] = Field(
         default_factory=list,
         description="Pools to try, in order, when this one cannot serve (x-gateway-degraded)",

@@ -1,20 +1,28 @@
 """Find volatile fragments (timestamps, dates, epoch times, UUIDs, request ids) in text.
 
-Semantics: the built-in kinds form one regular expression (``BuiltinScanner.pattern``) whose
-non-overlapping leftmost matches (``re.finditer``) are the fragments; each alternative puts
-the fragment itself in a named group that maps to its kind, so context words such as
-``time:`` or ``request-id:`` anchor a match without being moved. Every alternative starts at a
-token start (``(?<![\\w-])``), contains an ASCII digit and spans at most three tokens before
-its first digit.
+Semantics: the enabled built-in kinds form one regular expression (``BuiltinScanner.pattern``)
+whose non-overlapping leftmost matches (``re.finditer``) are the fragments. Each alternative
+puts the fragment in a named group that maps to its kind, so context words such as ``time:``
+or ``request-id:`` anchor a match without being moved.
 
-Algorithm (the same result, about 20x faster than ``finditer`` on prose): a general regex
-costs ~8 ns per character in CPython even when nothing matches, so we first find digit runs
-with C-speed byte operations: the text is encoded to ASCII with one ``?`` per other
-character (offsets stay equal), translated to a shape (digit ``0``, word character ``w``,
-anything else a space) and searched with ``bytes.find``. For each digit run that is not
-inside an earlier match, the pattern is tried with an anchored ``match`` at the run and at
-the starts of the up to ``_TOKENS_BACK`` tokens before it (within ``_BACK_CHARS``); the
-leftmost start that matches wins. Cost: two linear C passes plus ~1 µs per digit run.
+Algorithm (the same result as ``finditer``, 30-60x faster on prose): CPython's regex engine
+costs ~8 ns per character even where nothing matches (more with this many alternatives), so
+the regex is only tried where a match can start. Every alternative contains a digit, so:
+
+1. the text is encoded to ASCII with one ``?`` per other character (offsets stay equal) and
+   translated to a class view (digit ``0``, capital that can open a month name ``M``, other
+   letter ``a``, some punctuation kept), two C passes of ~1 ns per character;
+2. digit runs are found with ``bytes.find`` (memchr speed);
+3. a run is kept only if it can be the first digit run of some alternative (``_plausible``,
+   a few byte comparisons: 10/13 digits, ``dddd-``/``dddd/``, ``d:``, ``d Mon``, a month
+   before it, a UUID's dashes around it, ``req_`` or an ``id:`` key before its token);
+4. the regex is tried with an anchored ``match`` at the run, at its token start and at the
+   starts of up to ``_TOKENS_BACK`` tokens before it (within ``_BACK_CHARS``), leftmost first.
+
+At most ``_MAX_RUNS`` digit runs are examined per text, which bounds the cost of number-dense
+prompts (tables) on the event loop; fragments after that point are left in place. A unit
+property test checks the result against ``finditer``; keep ``_plausible`` in step with
+``_ALTERNATIVES``.
 
 Operator patterns (``NamedPattern``) are scanned one by one with ``finditer`` (a full regex
 pass each); the union is made non-overlapping: leftmost first, the longer one on a tie.
@@ -50,21 +58,24 @@ _AMPM = r"(?:[ ]?[AaPp]\.?[Mm]\.?)"
 _L = r"(?<![\w-])"  # a fragment never starts inside a word
 _R = r"(?![\w-])"  # ... nor ends inside one
 
-_DATE = r"\d{4}-[01]\d-[0-3]\d"
-_ISO = rf"{_DATE}(?:[T ][0-2]\d:[0-5]\d(?::[0-6]\d(?:[.,]\d{{1,9}})?)?{_ZONE}?)?"
+_ISO = (
+    r"\d{4}-[01]\d-[0-3]\d"
+    rf"(?:[T ][0-2]\d:[0-5]\d(?::[0-6]\d(?:[.,]\d{{1,9}})?)?{_ZONE}?)?"
+)
 _SLASH = rf"\d{{4}}/[01]\d/[0-3]\d(?:[ T]{_CLOCK}{_ZONE}?)?"
 _AT_CLOCK = rf"(?:,?[ ](?:at[ ])?{_CLOCK}{_AMPM}?{_NAMED_ZONE}?)?"
 _RFC2822 = rf"(?:{_WEEKDAY},?[ ])?\d{{1,2}}[ ]{_MONTH}\.?[ ]\d{{4}}{_AT_CLOCK}"
-_US = rf"(?:{_WEEKDAY},?[ ])?{_MONTH}\.?[ ]\d{{1,2}}(?:st|nd|rd|th)?,?[ ]\d{{4}}{_AT_CLOCK}"
+_US = rf"(?:{_WEEKDAY},?[ ])?{_MONTH}\.?[ ]\d{{1,2}}(?:st|nd|rd|th)?,[ ]\d{{4}}{_AT_CLOCK}"
 _TIME = rf"\d{{1,2}}:[0-5]\d:[0-6]\d(?:[.,]\d{{1,9}})?{_AMPM}?(?:[ ]?(?:UTC|GMT|Z))?"
 _EPOCH_KEY = (
     rf"{_L}(?i:(?:time|timestamp|ts|epoch|now|date|datetime|unix(?:[ _-]?time)?"
     r"|current[ _-]?time|(?:created|updated|issued)(?:[ _-]?at)?|iat|exp)"
     r"\"?[ ]?[:=][ ]?\"?)"
 )
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+# RFC 9562 layout: the version digit follows the second dash (nil included, max excluded).
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-\d[0-9a-fA-F]{3}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _ID_KEY = rf"{_L}(?i:(?:x-)?(?:request|req|trace|correlation)[ _-]?id\"?[ ]?[:=#][ ]?\"?)"
-# Ids must hold a digit: it is what the digit-run scan keys on, and few real ids lack one.
+# An id must hold a digit: it keeps words like "request_handler" from being moved.
 _ID_VALUE = r"(?=[\w-]{0,63}\d)[A-Za-z0-9][\w-]{0,62}"
 
 # (group name, kind, alternative). The named group is the fragment that moves.
@@ -85,11 +96,12 @@ BUILTIN_CAUSES: Mapping[str, FragmentCause] = MappingProxyType(
 )
 BUILTIN_KINDS: frozenset[str] = frozenset(BUILTIN_CAUSES)
 
-_TOKENS_BACK = 3  # "Wednesday, September 21", "x-request id: 7", "current time: 1795298300"
+_TOKENS_BACK = 3  # "Wednesday, September 21", "current time: 1795298300"
 _BACK_CHARS = 48
+_MAX_RUNS = 256
 
 
-def _table(classes: dict[bytes, bytes], default: bytes) -> bytes:
+def _table(classes: Mapping[bytes, bytes], default: bytes) -> bytes:
     table = bytearray(default * 256)
     for members, cls in classes.items():
         for byte in members:
@@ -97,47 +109,26 @@ def _table(classes: dict[bytes, bytes], default: bytes) -> bytes:
     return bytes(table)
 
 
-_LOWER = b"abcdefghijklmnopqrstuvwxyz"
-_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-# Token shape: digit "0", word character "w" (what `[\w-]` means under re.ASCII), else " ".
-_WORDS = _table({b"0123456789": b"0", _LOWER + _UPPER + b"_-": b"w"}, b" ")
-# Class shape for the C-speed prefilter: "M" a capital that can start a month name, "a"
-# another letter, "_", "-", "/", ":" (also "=" and "#", the id-key separators), " ", and
-# "." for anything else.
 _CLASSES = _table(
     {
         b"0123456789": b"0",
-        _LOWER + _UPPER: b"a",
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz": b"a",
         b"JFMASOND": b"M",
         b"_": b"_",
         b"-": b"-",
+        b" ": b" ",
         b"/": b"/",
         b":=#": b":",
-        b" ": b" ",
         b'"': b'"',
+        b".": b".",
     },
-    b".",
+    b"|",
 )
-_MONTH_BEHIND = "|".join(
-    f"(?<=Ma{{{n}}}{dot} 0)" for n in range(2, 9) for dot in ("", r"\.")
-)
-# Digit runs that can open a fragment, found in C: the regex is led by a literal "0" (sre
-# then skips to digits at C speed) and rejects the middle of runs with (?<!00).
-_CANDIDATE_RUNS = re.compile(
-    (
-        r"0(?<!00)(?:"
-        r"0{9}(?:000)?(?!0)"  # epoch seconds or millis
-        r"|000[-/]"  # ISO or slash date
-        r"|0?(?::| M)"  # clock time, "21 Nov"
-        r"|0*[aM_-]|(?<=[aM_-]0)"  # inside a token with letters: UUID, req_ id, id value
-        r'|(?<=:0)|(?<=: 0)|(?<=:"0)|(?<=: "0)'  # "request-id: 7"
-        rf"|{_MONTH_BEHIND}"  # "Nov 21"
-        r")"
-    ).encode()
-)
+_DIGIT, _MONTH_HEAD, _SPACE, _COLON, _QUOTE, _DOT = b'0M :".'
+_WORD = frozenset(b"0aM_-")  # `[\w-]` under re.ASCII
+_KEY_MARKS = frozenset(b':"')  # what may precede an id value right after its key
+_BEFORE_SPACE = frozenset(b'aM.:"')  # a month name, "Nov.", or an id key's separator
 _MONTH_WORD = re.compile(rf"{_MONTH}\.?")
-_MONTH_HEADS = frozenset("JFMASOND")
-_SPACE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,33 +152,36 @@ class NamedPattern:
 
 @dataclass(frozen=True, slots=True)
 class BuiltinScanner:
-    """The enabled built-in alternatives as one anchored-match regex."""
+    """The enabled built-in alternatives as one regex, tried only where one can start."""
 
     pattern: re.Pattern[str]
     group_kinds: Mapping[str, str]
 
     def scan(self, text: str, start: int, stop: int) -> list[Fragment]:
-        ascii_text = text.encode("ascii", "replace")  # one byte per character
-        words = ascii_text.translate(_WORDS)
+        view = text.encode("ascii", "replace").translate(_CLASSES)
         out: list[Fragment] = []
-        covered = start
-        for candidate in _CANDIDATE_RUNS.finditer(ascii_text.translate(_CLASSES), start, stop):
-            lo = candidate.start()
-            if lo < covered:
+        covered = pos = start
+        for _ in range(_MAX_RUNS):
+            lo = view.find(b"0", pos, stop)
+            if lo < 0:
+                break
+            hi = lo + 1
+            while hi < stop and view[hi] == _DIGIT:
+                hi += 1
+            pos = hi
+            if lo < covered or _bare(view, lo, hi) or not _plausible(text, view, lo, hi):
                 continue
-            hi = _run_end(words, lo)
-            if not _plausible(text, words, lo, hi):
-                continue
-            match = self._match_around(text, words, lo, covered, stop)
+            match = self._first_match(text, view, lo, covered, stop)
             if match is not None:
                 out.append(self._fragment(match, text))
                 covered = match.end()
+                pos = max(pos, covered)
         return out
 
-    def _match_around(
-        self, text: str, shape: bytes, run: int, floor: int, stop: int
+    def _first_match(
+        self, text: str, view: bytes, lo: int, floor: int, stop: int
     ) -> re.Match[str] | None:
-        for begin in _token_starts(shape, run, max(floor, run - _BACK_CHARS)):
+        for begin in _token_starts(view, lo, max(floor, lo - _BACK_CHARS)):
             match = self.pattern.match(text, begin, stop)
             if match is not None:
                 return match
@@ -199,57 +193,97 @@ class BuiltinScanner:
         return Fragment(self.group_kinds[group], lo, hi, text[lo:hi])
 
 
-def _plausible(text: str, shape: bytes, lo: int, hi: int) -> bool:
+def _bare(view: bytes, lo: int, hi: int) -> bool:
+    """A short number with plain neighbours ("1.", "| 37 |"): the common case, so cheap."""
+    if hi - lo > 2 or hi >= len(view) or lo < 2:
+        return False
+    before, after = view[lo - 1], view[hi]
+    if before in _WORD or after in _WORD or after == _COLON or before in _KEY_MARKS:
+        return False
+    if before == _SPACE and view[lo - 2] in _BEFORE_SPACE:  # "Nov 21", "id: 21"
+        return False
+    return not (after == _SPACE and view[hi + 1 : hi + 2] == b"M")  # "21 Nov"
+
+
+def _plausible(text: str, view: bytes, lo: int, hi: int) -> bool:
     """Whether digit run ``[lo, hi)`` can be the first digit run of some alternative.
 
-    Mirrors ``_ALTERNATIVES`` (keep the two in step; a unit test compares the scan with
-    ``finditer``). It only rejects, so a wrong ``True`` merely costs anchored matches; it
-    exists because most digit runs in prompts are list numbers and versions.
+    It only rejects (cheapest tests first), so a wrong ``True`` merely costs a few anchored
+    matches; it exists because most digit runs in prompts are list numbers and versions.
     """
     size = hi - lo
-    after = text[hi : hi + 1]
-    if size in (10, 13) or (size == 4 and after in ("-", "/")):  # epoch, ISO, slash date
+    nxt = view[hi] if hi < len(view) else 0
+    if size in (10, 13) or (size == 4 and text[hi : hi + 1] in ("-", "/")):
+        return True  # epoch; ISO or slash date
+    if (
+        size <= 2
+        and (
+            (nxt == _COLON and text[hi] == ":")  # clock time
+            or (nxt == _SPACE and view[hi + 1 : hi + 2] == b"M")  # 21 Nov 2026
+            or _after_month(text, view, lo)  # Nov 21, 2026
+        )
+    ):
         return True
-    if size <= 2 and (after == ":" or (after == " " and text[hi + 1 : hi + 2] in _MONTH_HEADS)):
-        return True  # clock time, "21 Nov 2026"
-    alone = lo == 0 or shape[lo - 1] == _SPACE
-    begin = lo if alone else shape.rfind(b" ", max(0, lo - _BACK_CHARS), lo) + 1
-    if alone and size <= 2 and _after_month(text, shape, lo):  # "Nov 21, 2026"
+    inside = lo > 0 and view[lo - 1] in _WORD
+    if not inside and nxt not in _WORD:  # a bare number: only an id value after a key
+        return _after_id_key(text, view, lo)
+    if _in_uuid(view, lo):
         return True
-    if not alone or (hi < len(shape) and shape[hi] != _SPACE):  # a token with letters
-        end = shape.find(b" ", hi)
-        if (len(shape) if end < 0 else end) - begin == 36 or text.startswith("req", begin):
-            return True  # a UUID (always a whole 36-char token) or a req_ id
-    # "request-id: 7f3a": the key's "id" ends at most 4 characters (`": "`) before the value.
-    return "id" in text[max(0, begin - 6) : begin].lower()
+    token = _token_start(view, lo, max(0, lo - _BACK_CHARS)) if inside else lo
+    return text.startswith("req", token) or _after_id_key(text, view, token)
 
 
-def _after_month(text: str, shape: bytes, lo: int) -> bool:
-    if text[lo - 1 : lo] != " ":
+def _after_id_key(text: str, view: bytes, value: int) -> bool:
+    # request-id: 7f3a, "trace_id": "7f3a" -- the key ends `id"?[ ]?[:=#][ ]?"?`
+    at = value
+    for skip in (_QUOTE, _SPACE):
+        if at > 0 and view[at - 1] == skip:
+            at -= 1
+    if at == 0 or view[at - 1] != _COLON:
         return False
-    head = shape.rfind(b" ", max(0, lo - 12), lo - 2) + 1
-    return _MONTH_WORD.fullmatch(text, head, lo - 1) is not None
+    return "id" in text[max(0, at - 4) : at].lower()
 
 
-def _run_end(shape: bytes, lo: int) -> int:
-    hi = lo + 1
-    while hi < len(shape) and shape[hi] == 48:  # runs are short; a loop beats a regex call
-        hi += 1
-    return hi
+def _after_month(text: str, view: bytes, lo: int) -> bool:
+    if lo < 4 or view[lo - 1] != _SPACE:
+        return False
+    end = lo - 2 if view[lo - 2] == _DOT else lo - 1
+    head = _token_start(view, end, max(0, end - 9))
+    return view[head] == _MONTH_HEAD and _MONTH_WORD.fullmatch(text, head, lo - 1) is not None
 
 
-def _token_starts(shape: bytes, run: int, floor: int) -> list[int]:
-    """Starts of the token holding ``run`` and of the tokens before it, leftmost first."""
+def _in_uuid(view: bytes, lo: int) -> bool:
+    # The regex wants a digit right after the second dash, so the first digit run of a UUID
+    # is in its first three groups: one of the dashes at 8, 13, 18 follows within 13.
+    dash = view.find(b"-", lo, lo + 13)
+    if dash < 0:
+        return False
+    for offset in (8, 13, 18):
+        begin = dash - offset
+        if begin >= 0 and view[begin + 8 : begin + 24 : 5] == b"----":
+            return True
+    return False
+
+
+def _token_start(view: bytes, at: int, floor: int) -> int:
+    while at > floor and view[at - 1] in _WORD:
+        at -= 1
+    return at
+
+
+def _token_starts(view: bytes, run: int, floor: int) -> list[int]:
+    """The run, its token and up to ``_TOKENS_BACK`` tokens before it, leftmost first."""
     starts = [run]
-    edge = run
+    begin = _token_start(view, run, floor)
     for _ in range(_TOKENS_BACK + 1):
-        begin = shape.rfind(b" ", floor, edge) + 1 or floor
         if begin < starts[-1]:
             starts.append(begin)
-        last_word = max(shape.rfind(b"w", floor, begin), shape.rfind(b"0", floor, begin))
-        if last_word < 0:
+        last = begin - 1
+        while last >= floor and view[last] not in _WORD:
+            last -= 1
+        if last < floor:
             break
-        edge = last_word
+        begin = _token_start(view, last, floor)
     starts.reverse()
     return starts
 
@@ -285,8 +319,10 @@ def build_matcher(kinds: Iterable[str], extras: Iterable[NamedPattern] = ()) -> 
     chosen = [alt for alt in _ALTERNATIVES if alt[1] in enabled]
     scanner = None
     if chosen:
-        pattern = re.compile("|".join(alt[2] for alt in chosen), re.ASCII)
-        scanner = BuiltinScanner(pattern, MappingProxyType({alt[0]: alt[1] for alt in chosen}))
+        scanner = BuiltinScanner(
+            pattern=re.compile("|".join(alt[2] for alt in chosen), re.ASCII),
+            group_kinds=MappingProxyType({alt[0]: alt[1] for alt in chosen}),
+        )
     extra_tuple = tuple(extras)
     causes: dict[str, FragmentCause] = dict(BUILTIN_CAUSES)
     causes.update({extra.name: extra.cause for extra in extra_tuple})

@@ -117,16 +117,18 @@ def test_stalled_stream_ends_with_error_event_and_done(
     assert "tok0" in events[0]
 
 
-def test_saturated_pool_is_503_pool_saturated(upstream: str, start_gateway: GatewayFactory) -> None:
-    policy = single_pool(upstream, inflight=1)
+def test_full_pool_with_no_queue_room_is_429_with_retry_after(
+    upstream: str, start_gateway: GatewayFactory
+) -> None:
+    policy = single_pool(upstream, inflight=1, extra="pools: {small: {admission: {max_queue: 0}}}")
     with start_gateway(policy) as url, httpx.Client(base_url=url, timeout=10) as http:
         slow = {**GOOD, "stream": True, "fake": {"tokens": 2, "itl_s": 1.0}}
         with http.stream("POST", CHAT, json=slow) as first:
             assert first.status_code == 200
             second = http.post(CHAT, json=GOOD)
-            error = _assert_openai_error(second, 503)
-            assert error["code"] == "pool_saturated"
-            assert second.headers["retry-after"] == "1"
+            error = _assert_openai_error(second, 429)
+            assert error["code"] == "queue_full"
+            assert int(second.headers["retry-after"]) >= 1
 
 
 def test_sdk_sees_typed_errors(gateway: str) -> None:

@@ -1,0 +1,259 @@
+"""Admission for one pool: a concurrency limit, a priority waiting room, honest shedding.
+
+Enforcement only; the algorithms are the pure modules beside it (``limits``, ``queue``,
+``drain``, ``ladder``, ``retry_after``). A request is first ``check``-ed: refused at once
+(429 with a Retry-After from the estimated drain time) when a hard queue cap is hit, when its
+deadline cannot be met by the estimated wait, when the estimated wait passes ``max_wait_s``
+(critical requests excepted), or when the overload ladder sheds its priority; or told to
+degrade to another pool. Then it ``acquire``-s a slot: at once when one is free and nobody
+waits, otherwise in the queue (priority, then deadline, then arrival; short and long lanes).
+A waiter whose client leaves or whose deadline passes leaves the queue. ``Permit.release``
+frees the slot and feeds the limit algorithm the backend's latency and the drain rate its work.
+
+Parameters: the pool's ``admission`` settings in the policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gateway.admission.drain import DrainRate
+from gateway.admission.ladder import Action, Ladder, Signals, Step, verdict
+from gateway.admission.limits import (
+    AimdLimit,
+    AimdSettings,
+    GradientLimit,
+    GradientSettings,
+    LimitAlgorithm,
+    StaticLimit,
+)
+from gateway.admission.queue import AdmissionQueue, Lane, Priority, Ticket
+from gateway.admission.retry_after import retry_after_s
+from gateway.errors import GatewayError, GatewayTimeout, RateLimited
+from gateway.metrics import GatewayMetrics
+from gateway.policy.compile import PoolSpec
+from gateway.policy.schema import LadderStep, Limit
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionRequest:
+    priority: Priority
+    lane: Lane
+    cost: float  # estimated work: prompt plus output tokens
+    deadline: float | None  # absolute, on the admission clock
+    degradable: bool  # the gateway chose the pool (model: auto), so it may choose another
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    degrade_to: str | None = None
+
+
+class Permit:
+    """A slot in the pool, held from admission until the request ends."""
+
+    __slots__ = ("_admission", "_cost", "_released", "queued_s")
+
+    def __init__(self, admission: PoolAdmission, cost: float, queued_s: float) -> None:
+        self._admission = admission
+        self._cost = cost
+        self._released = False
+        self.queued_s = queued_s
+
+    def release(self, *, latency_s: float | None, dropped: bool) -> None:
+        if not self._released:
+            self._released = True
+            self._admission.release(self._cost, latency_s, dropped)
+
+
+class PoolAdmission:
+    def __init__(
+        self,
+        pool: PoolSpec,
+        *,
+        clock: Callable[[], float],
+        metrics: GatewayMetrics,
+        backend_load: Callable[[], tuple[float, float]],
+    ) -> None:
+        self.pool = pool
+        self.settings = pool.settings.admission
+        self._clock = clock
+        self._metrics = metrics
+        self._backend_load = backend_load  # (summed waiting, mean KV usage) of the pool
+        self.limit = build_limit(self.settings.limit, pool.capacity)
+        self.queue = AdmissionQueue(long_lane_share=self.settings.long_lane_share)
+        self.drain = DrainRate(clock=clock)
+        steps = tuple(_step(s) for s in self.settings.ladder)
+        self.ladder = Ladder(steps, self.settings.hysteresis)
+        self.step = 0
+        self.inflight = 0
+
+    # the decision
+
+    def check(self, request: AdmissionRequest) -> Decision:
+        """Refuse (raise) or admit, maybe with a degrade note; never waits."""
+        wait = self.estimated_wait(request)
+        self._refuse_if_full(request, wait)
+        if wait is not None:
+            if request.deadline is not None and self._clock() + wait > request.deadline:
+                raise self._shed(request, "deadline_unmeetable", wait)
+            too_long = wait > self.settings.max_wait_s
+            if too_long and request.priority is not Priority.CRITICAL:
+                raise self._shed(request, "wait_too_long", wait)
+        self._update_step(wait)
+        active = [s.action for s in self.ladder.steps[: self.step]]
+        outcome = verdict(active, request.priority)
+        if outcome == "shed":
+            raise self._shed(request, f"overload_step_{self.step}", wait)
+        if outcome == "degrade" and request.degradable and self.settings.degrade_to:
+            return Decision(degrade_to=self.settings.degrade_to)
+        return Decision()
+
+    def estimated_wait(self, request: AdmissionRequest) -> float | None:
+        if self._has_free_slot():
+            return 0.0
+        return self.drain.estimated_wait(self.queue.work_ahead(request.priority, request.lane))
+
+    # the slot
+
+    async def acquire(self, request: AdmissionRequest) -> Permit:
+        start = self._clock()
+        if self._has_free_slot():
+            self.inflight += 1
+            return Permit(self, request.cost, 0.0)
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ticket = Ticket(
+            priority=request.priority,
+            lane=request.lane,
+            cost=request.cost,
+            deadline=request.deadline,
+            enqueued_at=start,
+            payload=granted,
+        )
+        self.queue.push(ticket)
+        try:
+            await self._wait(granted, request)
+        except BaseException:
+            self._leave(ticket, granted)
+            raise
+        queued = self._clock() - start
+        self._metrics.queue_wait.labels(self.pool.name).observe(queued)
+        return Permit(self, request.cost, queued)
+
+    def release(self, cost: float, latency_s: float | None, dropped: bool) -> None:
+        self.inflight -= 1
+        self.drain.on_complete(cost)
+        if latency_s is not None or dropped:
+            self.limit.on_sample(
+                latency_s=latency_s or 0.0, inflight=self.inflight, dropped=dropped
+            )
+        self._dispatch()
+        self._update_step(None)
+
+    # internals
+
+    def _has_free_slot(self) -> bool:
+        return self.inflight < self.limit.limit and not self.queue
+
+    async def _wait(self, granted: asyncio.Future[None], request: AdmissionRequest) -> None:
+        if request.deadline is None:
+            await granted
+            return
+        try:
+            async with asyncio.timeout(max(0.0, request.deadline - self._clock())):
+                await asyncio.shield(granted)
+        except TimeoutError:
+            self._count_shed(request, "deadline_exceeded")
+            raise GatewayTimeout(
+                "The request's deadline passed while it waited for a slot.",
+                code="deadline_exceeded",
+            ) from None
+
+    def _leave(self, ticket: Ticket, granted: asyncio.Future[None]) -> None:
+        if granted.done() and not granted.cancelled():
+            # The slot came just as the waiter left: hand it on.
+            self.release(ticket.cost, None, dropped=False)
+        else:
+            self.queue.remove(ticket)
+            granted.cancel()
+
+    def _dispatch(self) -> None:
+        while self.inflight < self.limit.limit:
+            ticket = self.queue.pop()
+            if ticket is None:
+                return
+            granted = ticket.payload
+            assert isinstance(granted, asyncio.Future)
+            if granted.done():
+                continue
+            self.inflight += 1
+            granted.set_result(None)
+
+    def _refuse_if_full(self, request: AdmissionRequest, wait: float | None) -> None:
+        if self._has_free_slot():
+            return
+        if len(self.queue) >= self.settings.max_queue:
+            raise self._shed(request, "queue_full", wait)
+        long_depth = self.queue.depth(lane=Lane.LONG)
+        if request.lane is Lane.LONG and long_depth >= self.settings.max_queue_long:
+            raise self._shed(request, "long_queue_full", wait)
+
+    def _update_step(self, wait: float | None) -> None:
+        waiting, kv = self._backend_load()
+        signals = Signals(
+            queue_depth=len(self.queue),
+            estimated_wait_s=wait,
+            backend_waiting=waiting,
+            kv_usage=kv,
+        )
+        self.step = self.ladder.step(signals, self.step)
+
+    def _shed(self, request: AdmissionRequest, reason: str, wait: float | None) -> GatewayError:
+        self._count_shed(request, reason)
+        waited = "unknown" if wait is None else f"{wait:.1f}s"
+        return RateLimited(
+            f"Pool '{self.pool.name}' is overloaded ({reason.replace('_', ' ')}); "
+            f"estimated wait {waited}.",
+            code=reason,
+            retry_after_s=retry_after_s(wait),
+        )
+
+    def _count_shed(self, request: AdmissionRequest, reason: str) -> None:
+        self._metrics.shed.labels(self.pool.name, reason, request.priority.name.lower()).inc()
+
+
+def build_limit(settings: Limit, capacity: int) -> LimitAlgorithm:
+    top = settings.max_limit or capacity
+    start = min(settings.initial or top, top)
+    if settings.kind == "aimd":
+        return AimdLimit(
+            AimdSettings(
+                initial=start,
+                min_limit=settings.min_limit,
+                max_limit=top,
+                target_s=settings.target_ttft_s,
+                backoff_ratio=settings.backoff_ratio,
+            )
+        )
+    if settings.kind == "gradient":
+        return GradientLimit(
+            GradientSettings(
+                initial=start,
+                min_limit=settings.min_limit,
+                max_limit=top,
+                tolerance=settings.tolerance,
+            )
+        )
+    return StaticLimit(start)
+
+
+def _step(spec: LadderStep) -> Step:
+    return Step(
+        action=Action(spec.action),
+        queue_depth=spec.queue_depth,
+        wait_s=spec.wait_s,
+        backend_waiting=spec.backend_waiting,
+        kv_usage=spec.kv_usage,
+    )

@@ -1,0 +1,191 @@
+"""Admission enforcement for one pool, on a manual clock (no servers, no sleeps)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from gateway.admission.controller import AdmissionRequest, PoolAdmission
+from gateway.admission.queue import Lane, Priority
+from gateway.errors import GatewayError, GatewayTimeout
+from gateway.metrics import GatewayMetrics
+from gateway.policy import load_policy_text
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _pool(admission: str = "{}", inflight: int = 1, clock: Clock | None = None) -> PoolAdmission:
+    policy = load_policy_text(
+        f"""
+backends:
+  - {{name: b0, url: "http://127.0.0.1:1", model: m, pool: p, max_inflight: {inflight}}}
+models:
+  fast: {{pool: p}}
+pools:
+  p: {{admission: {admission}}}
+"""
+    )
+    return PoolAdmission(
+        policy.pools["p"],
+        clock=clock or Clock(),
+        metrics=GatewayMetrics(CollectorRegistry()),
+        backend_load=lambda: (0.0, 0.0),
+    )
+
+
+def _req(
+    priority: Priority = Priority.STANDARD,
+    lane: Lane = Lane.SHORT,
+    cost: float = 100.0,
+    deadline: float | None = None,
+    degradable: bool = False,
+) -> AdmissionRequest:
+    return AdmissionRequest(priority, lane, cost, deadline, degradable)
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_free_slot_then_queue_then_handover() -> None:
+    pool = _pool(inflight=1)
+    first = await pool.acquire(_req())
+    assert first.queued_s == 0.0
+    waiter = asyncio.create_task(pool.acquire(_req()))
+    await _settle()
+    assert not waiter.done()
+    assert len(pool.queue) == 1
+    first.release(latency_s=0.1, dropped=False)
+    second = await asyncio.wait_for(waiter, 1)
+    assert pool.inflight == 1
+    second.release(latency_s=0.1, dropped=False)
+    assert pool.inflight == 0
+
+
+async def test_priority_orders_the_queue() -> None:
+    pool = _pool(inflight=1)
+    holder = await pool.acquire(_req())
+    order: list[str] = []
+
+    async def wait(name: str, priority: Priority) -> None:
+        permit = await pool.acquire(_req(priority))
+        order.append(name)
+        permit.release(latency_s=0.1, dropped=False)
+
+    tasks = [
+        asyncio.create_task(wait("sheddable", Priority.SHEDDABLE)),
+        asyncio.create_task(wait("standard", Priority.STANDARD)),
+        asyncio.create_task(wait("critical", Priority.CRITICAL)),
+    ]
+    await _settle()
+    holder.release(latency_s=0.1, dropped=False)
+    await asyncio.wait_for(asyncio.gather(*tasks), 1)
+    assert order == ["critical", "standard", "sheddable"]
+
+
+async def test_hard_queue_cap_sheds_every_priority() -> None:
+    pool = _pool("{max_queue: 1}", inflight=1)
+    holder = await pool.acquire(_req())
+    waiter = asyncio.create_task(pool.acquire(_req()))
+    await _settle()
+    with pytest.raises(GatewayError) as info:
+        pool.check(_req(Priority.CRITICAL))
+    assert info.value.http_status() == 429
+    assert info.value.code == "queue_full"
+    assert int(info.value.response_headers()["retry-after"]) >= 1
+    holder.release(latency_s=0.1, dropped=False)
+    (await waiter).release(latency_s=0.1, dropped=False)
+
+
+async def test_a_waiter_that_leaves_frees_its_place() -> None:
+    pool = _pool(inflight=1)
+    holder = await pool.acquire(_req())
+    waiter = asyncio.create_task(pool.acquire(_req()))
+    await _settle()
+    waiter.cancel()
+    await _settle()
+    assert len(pool.queue) == 0
+    holder.release(latency_s=0.1, dropped=False)
+    assert pool.inflight == 0
+
+
+async def test_deadline_passing_in_the_queue_is_504() -> None:
+    clock = Clock()
+    pool = _pool(inflight=1, clock=clock)
+    holder = await pool.acquire(_req())
+    with pytest.raises(GatewayTimeout):
+        await pool.acquire(_req(deadline=clock.now + 0.01))
+    assert len(pool.queue) == 0
+    holder.release(latency_s=0.1, dropped=False)
+
+
+async def test_unmeetable_deadline_and_long_wait_are_refused_at_once() -> None:
+    clock = Clock()
+    pool = _pool("{max_wait_s: 5}", inflight=1, clock=clock)
+    for _ in range(3):  # teach the drain rate: 100 work units per second
+        permit = await pool.acquire(_req())
+        clock.now += 1.0
+        permit.release(latency_s=0.1, dropped=False)
+    holder = await pool.acquire(_req())
+    waiters = [asyncio.create_task(pool.acquire(_req(cost=200))) for _ in range(4)]
+    await _settle()
+    wait = pool.estimated_wait(_req())
+    assert wait is not None
+    assert wait > 5
+    with pytest.raises(GatewayError) as info:
+        pool.check(_req(deadline=clock.now + 1))
+    assert info.value.code == "deadline_unmeetable"
+    with pytest.raises(GatewayError) as info:
+        pool.check(_req())
+    assert info.value.code == "wait_too_long"
+    assert float(info.value.response_headers()["retry-after"]) >= 5
+    pool.check(_req(Priority.CRITICAL))  # critical is never shed on the wait
+    for task in waiters:
+        task.cancel()
+    holder.release(latency_s=0.1, dropped=False)
+
+
+async def test_ladder_sheds_by_priority_and_degrades_auto_requests() -> None:
+    ladder = (
+        "{degrade_to: q, ladder: [{action: degrade, queue_depth: 1},"
+        " {action: shed_sheddable, queue_depth: 2}]}"
+    )
+    policy = load_policy_text(
+        f"""
+backends:
+  - {{name: b0, url: "http://127.0.0.1:1", model: m, pool: p, max_inflight: 1}}
+  - {{name: b1, url: "http://127.0.0.1:2", model: m, pool: q}}
+models:
+  fast: {{pool: p}}
+pools:
+  p: {{admission: {ladder}}}
+"""
+    )
+    pool = PoolAdmission(
+        policy.pools["p"],
+        clock=Clock(),
+        metrics=GatewayMetrics(CollectorRegistry()),
+        backend_load=lambda: (0.0, 0.0),
+    )
+    holder = await pool.acquire(_req())
+    assert pool.check(_req(degradable=True)).degrade_to is None
+    waiters = [asyncio.create_task(pool.acquire(_req())) for _ in range(2)]
+    await _settle()
+    assert pool.check(_req(degradable=True)).degrade_to == "q"
+    assert pool.check(_req(degradable=False)).degrade_to is None
+    with pytest.raises(GatewayError) as info:
+        pool.check(_req(Priority.SHEDDABLE))
+    assert info.value.code == "overload_step_2"
+    pool.check(_req(Priority.CRITICAL))
+    for task in waiters:
+        task.cancel()
+    holder.release(latency_s=0.1, dropped=False)
