@@ -150,7 +150,8 @@ class PoolAdmission:
                 latency_s=latency_s or 0.0, inflight=self.inflight, dropped=dropped
             )
         self._dispatch()
-        self._update_step(None)
+        probe = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=False)
+        self._update_step(self.estimated_wait(probe))
 
     # internals
 
@@ -227,11 +228,12 @@ class PoolAdmission:
 def build_limit(settings: Limit, capacity: int) -> LimitAlgorithm:
     top = settings.max_limit or capacity
     start = min(settings.initial or top, top)
+    floor = min(settings.min_limit, top)  # a policy's floor above the pool's capacity
     if settings.kind == "aimd":
         return AimdLimit(
             AimdSettings(
                 initial=start,
-                min_limit=settings.min_limit,
+                min_limit=floor,
                 max_limit=top,
                 target_s=settings.target_ttft_s,
                 backoff_ratio=settings.backoff_ratio,
@@ -241,7 +243,7 @@ def build_limit(settings: Limit, capacity: int) -> LimitAlgorithm:
         return GradientLimit(
             GradientSettings(
                 initial=start,
-                min_limit=settings.min_limit,
+                min_limit=floor,
                 max_limit=top,
                 tolerance=settings.tolerance,
             )

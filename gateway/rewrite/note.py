@@ -33,6 +33,8 @@ def is_note(text: str) -> bool:
 
 def split_note(text: str) -> tuple[str, str] | None:
     """``(text before the separator, note)`` when ``text`` ends with a note, else ``None``."""
+    if not text.endswith("]"):  # O(1), and almost every text fails it
+        return None
     if is_note(text):
         return "", text
     at = text.rfind(SEPARATOR + OPEN)

@@ -169,7 +169,9 @@ class BuiltinScanner:
             while hi < stop and view[hi] == _DIGIT:
                 hi += 1
             pos = hi
-            if lo < covered or _bare(view, lo, hi) or not _plausible(text, view, lo, hi):
+            if lo < covered or hi - lo <= 2 and _bare(view, lo, hi):
+                continue
+            if not _plausible(text, view, lo, hi):
                 continue
             match = self._first_match(text, view, lo, covered, stop)
             if match is not None:
@@ -194,8 +196,11 @@ class BuiltinScanner:
 
 
 def _bare(view: bytes, lo: int, hi: int) -> bool:
-    """A short number with plain neighbours ("1.", "| 37 |"): the common case, so cheap."""
-    if hi - lo > 2 or hi >= len(view) or lo < 2:
+    """Whether run ``[lo, hi)`` of at most 2 digits has plain neighbours ("1.", "| 37 |").
+
+    The common case, so it is tested first, with byte comparisons only.
+    """
+    if hi >= len(view) or lo < 2:
         return False
     before, after = view[lo - 1], view[hi]
     if before in _WORD or after in _WORD or after == _COLON or before in _KEY_MARKS:
