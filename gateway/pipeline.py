@@ -1,6 +1,7 @@
 """The request path's facts and its pure decision stages.
 
-Fixed order: parse -> plan (public model to pool) -> pick (replica) -> proxy -> on_complete.
+Fixed order: parse -> plan (``planning.py``) -> admit -> pick (replica) -> proxy ->
+on_complete.
 Stages are plain functions of (context, state, policy) that return a value or raise a
 ``GatewayError``; I/O stays in the proxy.
 """
@@ -11,7 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from gateway.backends.state import BackendRegistry, BackendState
-from gateway.errors import NotFound, ServiceUnavailable
+from gateway.errors import ServiceUnavailable
 from gateway.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.scheduling.picker import NoBackend, RoundRobinPicker
@@ -32,22 +33,6 @@ class RequestContext:
 class Plan:
     pool: PoolSpec
     reason: str
-
-
-def plan_pool(ctx: RequestContext) -> Plan:
-    """Map the public model name to a pool."""
-    policy = ctx.policy
-    route = policy.models.get(ctx.request.model)
-    if route is None:
-        available = ", ".join(policy.model_names())
-        raise NotFound(
-            f"The model '{ctx.request.model}' does not exist. Available models: {available}.",
-            param="model",
-            code="model_not_found",
-        )
-    if route.pool is not None:
-        return Plan(policy.pools[route.pool], f"model:{route.public_name}")
-    return Plan(policy.pools[policy.default_pool], "auto:default_pool")
 
 
 def pick_backend(

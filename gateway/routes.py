@@ -19,7 +19,8 @@ from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
 from gateway.lifecycle import CLIENT_GONE
 from gateway.openai_api import Endpoint, parse_request
-from gateway.pipeline import RequestContext, plan_pool
+from gateway.pipeline import RequestContext
+from gateway.planning import plan_pool
 from gateway.policy.compile import CompiledPolicy
 from gateway.responses import json_response
 from gateway.runtime import Gateway

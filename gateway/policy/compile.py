@@ -1,7 +1,8 @@
 """Compile a validated policy: check cross-references and build immutable lookup tables.
 
 Checks: backend names and URLs are unique, every model names a known pool, every declared
-pool has backends, the routing default pool exists. The result is hashed (SHA-256 of the
+pool has backends, fallback and degrade pools exist, tier rules name known pools and models,
+the routing default pool exists. The result is hashed (SHA-256 of the
 canonical JSON of the validated policy) so the running policy can be identified.
 """
 
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import orjson
 
+from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
 
@@ -59,6 +61,7 @@ class CompiledPolicy:
     models: Mapping[str, ModelRoute]
     default_pool: str
     digest: str
+    classify: ClassifyConfig
 
     @property
     def backends(self) -> tuple[BackendSpec, ...]:
@@ -84,6 +87,15 @@ def compile_policy(policy: Policy, *, source: str = "<policy>") -> CompiledPolic
         models=MappingProxyType(models),
         default_pool=default_pool,
         digest=policy_digest(policy),
+        classify=_classify_config(policy),
+    )
+
+
+def _classify_config(policy: Policy) -> ClassifyConfig:
+    settings = policy.classify
+    return ClassifyConfig(
+        length=LengthThresholds(medium_from=settings.medium_from, long_from=settings.long_from),
+        weights=replace(DifficultyWeights(), threshold=settings.difficulty_threshold),
     )
 
 
@@ -137,6 +149,22 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
             )
         if len(set(pool.fallback)) != len(pool.fallback):
             problems.append(FieldProblem(f"pools.{name}.fallback", "a pool is listed twice"))
+    rule_names: set[str] = set()
+    for i, rule in enumerate(policy.routing.rules):
+        if rule.pool not in pools_with_backends:
+            problems.append(
+                FieldProblem(
+                    f"routing.rules[{i}].pool", f"unknown pool {rule.pool!r} (known: {known})"
+                )
+            )
+        if rule.name in rule_names:
+            problems.append(FieldProblem(f"routing.rules[{i}].name", "duplicate rule name"))
+        rule_names.add(rule.name)
+        for asked in rule.when.model or ():
+            if asked not in policy.models:
+                problems.append(
+                    FieldProblem(f"routing.rules[{i}].when.model", f"unknown model {asked!r}")
+                )
     default = policy.routing.default_pool
     if default is not None and default not in pools_with_backends:
         problems.append(

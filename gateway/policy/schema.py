@@ -148,6 +148,9 @@ class Pool(_Strict):
     retry: Retry = Retry()
     breaker: Breaker = Breaker()
     admission: Admission = Admission()
+    max_context: int | None = Field(
+        default=None, ge=1, description="Context window; longer requests get a 400"
+    )
     fallback: list[Name] = Field(
         default_factory=list,
         description="Pools to try, in order, when this one cannot serve (x-gateway-degraded)",
@@ -162,10 +165,47 @@ class RetryBudget(_Strict):
     min_retries_per_s: float = Field(default=0.5, ge=0, le=10_000)
 
 
+LengthName = Literal["short", "medium", "long"]
+PriorityName = Literal["critical", "standard", "sheddable"]
+
+
+class RuleWhen(_Strict):
+    """Conditions of a tier rule; all given ones must hold (none given: always)."""
+
+    length: list[LengthName] | None = None
+    difficulty_at_least: float | None = Field(default=None, ge=0, le=1)
+    difficulty_below: float | None = Field(default=None, ge=0, le=1)
+    priority: list[PriorityName] | None = None
+    model: list[Name] | None = Field(default=None, description="Public model names asked for")
+
+
+class Rule(_Strict):
+    """A tier rule for ``route: auto`` models: the first that matches picks the pool."""
+
+    name: Name
+    when: RuleWhen = RuleWhen()
+    pool: Name
+
+
 class Routing(_Strict):
-    """How ``route: auto`` models choose a pool (until classification decides)."""
+    """How ``route: auto`` models choose a pool: tier rules, then the default pool."""
 
     default_pool: Name | None = None
+    rules: list[Rule] = Field(default_factory=list)
+
+
+class Classify(_Strict):
+    """Length classes and the difficulty threshold of the classify stage."""
+
+    medium_from: int = Field(default=512, ge=1, description="Prompt tokens where medium starts")
+    long_from: int = Field(default=4096, ge=2, description="Prompt tokens where long starts")
+    difficulty_threshold: float = Field(default=0.5, gt=0, lt=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Classify:
+        if self.medium_from >= self.long_from:
+            raise ValueError("medium_from must be below long_from")
+        return self
 
 
 class Health(_Strict):
@@ -198,6 +238,7 @@ class Policy(_Strict):
     models: dict[Name, Model] = Field(min_length=1)
     pools: dict[Name, Pool] = Field(default_factory=dict)
     routing: Routing = Routing()
+    classify: Classify = Classify()
     retry_budget: RetryBudget = RetryBudget()
     health: Health = Health()
     server: Server = Server()

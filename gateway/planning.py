@@ -1,0 +1,84 @@
+"""The plan stage: public model to pool, by a fixed mapping or, for ``route: auto``, by the
+request's classification and the policy's tier rules; then the chosen pool's context check.
+
+Classification (token estimate, length class, difficulty score; ``gateway/classify``) runs
+only when something needs it: an auto route, or a pool with ``max_context``. A request that
+cannot fit the pool's context window gets a 400 naming its token count and the limit.
+"""
+
+from __future__ import annotations
+
+from gateway.classify import Classification, check_context, classify_chat, classify_completion
+from gateway.classify.messages import requested_max_tokens
+from gateway.errors import InvalidRequest, NotFound
+from gateway.pipeline import Plan, RequestContext
+from gateway.policy.compile import ModelRoute, PoolSpec
+from gateway.request_facts import priority_of
+from gateway.tiering import Facts, first_match
+
+
+def plan_pool(ctx: RequestContext) -> Plan:
+    route = _route(ctx)
+    needs_classes = route.auto or any(
+        p.settings.max_context is not None for p in ctx.policy.pools.values()
+    )
+    classes = classify(ctx) if needs_classes else None
+    plan = _auto_plan(ctx, classes) if route.auto else _fixed_plan(ctx, route)
+    if classes is not None:
+        _check_context(ctx, plan.pool, classes)
+    return plan
+
+
+def classify(ctx: RequestContext) -> Classification:
+    body = ctx.request.body
+    config = ctx.policy.classify
+    max_tokens = requested_max_tokens(body)
+    if ctx.request.endpoint == "chat":
+        return classify_chat(body["messages"], max_tokens=max_tokens, config=config)
+    return classify_completion(body.get("prompt"), max_tokens=max_tokens, config=config)
+
+
+def _route(ctx: RequestContext) -> ModelRoute:
+    route = ctx.policy.models.get(ctx.request.model)
+    if route is None:
+        available = ", ".join(ctx.policy.model_names())
+        raise NotFound(
+            f"The model '{ctx.request.model}' does not exist. Available models: {available}.",
+            param="model",
+            code="model_not_found",
+        )
+    return route
+
+
+def _fixed_plan(ctx: RequestContext, route: ModelRoute) -> Plan:
+    assert route.pool is not None
+    return Plan(ctx.policy.pools[route.pool], f"model:{route.public_name}")
+
+
+def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
+    assert classes is not None
+    policy = ctx.policy
+    facts = Facts(
+        length=classes.length.value,
+        difficulty=classes.difficulty.score,
+        priority=priority_of(ctx.headers).name.lower(),
+        model=ctx.request.model,
+    )
+    rule = first_match(policy.source.routing.rules, facts)
+    if rule is None:
+        return Plan(policy.pools[policy.default_pool], f"auto:default;{classes.reason()}")
+    return Plan(policy.pools[rule.pool], f"rule:{rule.name};{classes.reason()}")
+
+
+def _check_context(ctx: RequestContext, pool: PoolSpec, classes: Classification) -> None:
+    limit = pool.settings.max_context
+    if limit is None:
+        return
+    fit = check_context(
+        classes.prompt_tokens,
+        requested_max_tokens(ctx.request.body),
+        limit,
+        prompt_estimated=not classes.tokens_exact,
+    )
+    if not fit.fits:
+        raise InvalidRequest(fit.message(), param="messages", code="context_length_exceeded")
