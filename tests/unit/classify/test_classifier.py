@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import timeit
 from typing import Any
 
 import pytest
@@ -103,19 +102,9 @@ def test_completions(prompt: object) -> None:
     assert 0.0 <= result.difficulty.score <= 1.0
 
 
-def test_a_2000_token_request_costs_well_under_300_us(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_2000_token_request_is_medium() -> None:
+    # Its cost is measured by `python -m loadtests.bench_classify`, not here.
     messages = two_thousand_token_request()
-    counter = EstimateCounter()
-    result = classify_chat(messages, max_tokens=512, counter=counter)
+    result = classify_chat(messages, max_tokens=512, counter=EstimateCounter())
     assert 1700 <= result.prompt_tokens <= 2400
     assert result.length is LengthClass.MEDIUM
-    runs = timeit.repeat(
-        lambda: classify_chat(messages, max_tokens=512, counter=counter), number=100, repeat=5
-    )
-    per_call = min(runs) / 100
-    with capsys.disabled():
-        print(
-            f"\n[classify] classify_chat, {result.prompt_tokens}-token request: "
-            f"{per_call * 1e6:.0f} us ({result.reason()})"
-        )
-    assert per_call < 1500e-6  # budget 300 us; generous here for a shared 2-core machine

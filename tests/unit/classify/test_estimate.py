@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import timeit
-
 import pytest
 
 from gateway.classify.estimate import (
@@ -96,10 +94,7 @@ def test_counter_uses_its_calibration() -> None:
     assert doubled.count("hello there world") > plain.count("hello there world")
 
 
-def test_estimate_of_a_1000_token_prompt_is_fast(capsys: pytest.CaptureFixture[str]) -> None:
+def test_estimate_of_a_1000_token_prompt() -> None:
+    # Its cost is measured by `python -m loadtests.bench_classify`, not here.
     text = (passages.LIGHTHOUSE_STORY + "\n\n" + passages.BIKE_ARTICLE + "\n\n") * 3
     assert 900 <= estimate_tokens(text) <= 1200
-    per_call = min(timeit.repeat(lambda: estimate_tokens(text), number=200, repeat=5)) / 200
-    with capsys.disabled():
-        print(f"\n[classify] estimate_tokens, {len(text)} chars: {per_call * 1e6:.1f} us")
-    assert per_call < 500e-6  # budget 100 us; generous here for a shared 2-core machine

@@ -1,0 +1,121 @@
+"""Benchmark: the cost of the plan stage per request (classify + tier rules + context check).
+
+Method: build requests of several sizes (a short question, a 1,000-token prompt, a 2,000-token
+mixed prose-and-code review, a 6-turn conversation), then time ``estimate_tokens`` on the
+1,000-token text and the whole ``planning.plan_pool`` on each request, ``--calls`` times each,
+one call per sample, and print p50/p99/max in microseconds. Targets (issue 6): estimate under
+100 us for 1,000 tokens; the whole decision p99 under 300 us (embedding excluded).
+
+Parameters: ``--calls`` (samples per request kind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import orjson
+
+from gateway.classify import estimate_tokens
+from gateway.openai_api import parse_request
+from gateway.pipeline import RequestContext
+from gateway.planning import plan_pool
+from gateway.policy import load_policy_text
+from loadtests.loadgen.stats import percentile
+
+POLICY = """
+backends:
+  - {name: s0, url: "http://127.0.0.1:1", model: m, pool: small}
+  - {name: l0, url: "http://127.0.0.1:2", model: m, pool: large}
+models:
+  auto: {route: auto}
+pools:
+  small: {max_context: 32768}
+  large: {max_context: 131072}
+routing:
+  default_pool: small
+  rules:
+    - {name: critical, when: {priority: [critical]}, pool: large}
+    - {name: long, when: {length: [long]}, pool: large}
+    - {name: hard, when: {difficulty_at_least: 0.6}, pool: large}
+"""
+
+PROSE = (
+    "The committee met on Tuesday to review the quarterly figures. Revenue grew in every "
+    "region except the north, where a supplier dispute delayed two large orders. "
+)
+CODE = (
+    "def merge(a, b):\n    out = []\n    while a and b:\n"
+    "        out.append(a.pop(0) if a[0] < b[0] else b.pop(0))\n    return out + a + b\n"
+)
+
+
+def _requests() -> dict[str, dict[str, Any]]:
+    user = {"role": "user"}
+    return {
+        "short question": {"messages": [{**user, "content": "What is the capital of Peru?"}]},
+        "1k-token prompt": {"messages": [{**user, "content": PROSE * 33}]},
+        "2k-token review": {
+            "messages": [
+                {"role": "system", "content": "You are a careful reviewer."},
+                {
+                    **user,
+                    "content": PROSE * 30 + "\n```python\n" + CODE * 12 + "```\n"
+                    "Find the bugs, prove the merge is correct, and list three risks.",
+                },
+            ],
+            "max_tokens": 1024,
+        },
+        "6-turn chat": {
+            "messages": [
+                {"role": "user" if i % 2 == 0 else "assistant", "content": PROSE} for i in range(6)
+            ]
+        },
+    }
+
+
+def _sample(fn: Callable[[], object], calls: int) -> list[float]:
+    fn()  # warm
+    out = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - start) * 1e6)
+    return out
+
+
+def _row(name: str, samples: list[float]) -> str:
+    p50, p99 = percentile(samples, 50), percentile(samples, 99)
+    assert p50 is not None
+    assert p99 is not None
+    return f"| {name} | {p50:.1f} | {p99:.1f} | {max(samples):.1f} |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="plan-stage cost per request")
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args(argv)
+    policy = load_policy_text(POLICY)
+    rows = ["| what | p50 us | p99 us | max us |", "|---|---|---|---|"]
+    text = PROSE * 33
+    rows.append(
+        _row(
+            f"estimate_tokens, {estimate_tokens(text)} tokens",
+            _sample(lambda: estimate_tokens(text), args.calls),
+        )
+    )
+    for name, body in _requests().items():
+        raw = parse_request("chat", orjson.dumps({"model": "auto", **body}))
+        ctx = RequestContext("bench", 0.0, raw, policy, {})
+        plan = plan_pool(ctx)
+        label = f"plan_pool: {name} -> {plan.pool.name} ({plan.reason.split(';')[0]})"
+        rows.append(_row(label, _sample(partial(plan_pool, ctx), args.calls)))
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
