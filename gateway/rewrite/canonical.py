@@ -18,8 +18,10 @@ prompt left as sent: fragments cannot move out of a text the model continues.
 
 Fixed point: a body that already holds a note (in the leading system messages or at the end
 of the last user message) gets no extraction, so rewriting twice changes nothing more. The
-input is never modified; the new body shares the unchanged messages and values with it.
-Cost: linear in the text of the body; see the package README section in the final report.
+input is never modified; the new body shares the unchanged messages and values with it, so
+treat both as read-only. A client text that already ends with a ``[Context: …]`` line is
+taken for a rewritten one: its fragments stay where they are.
+Cost: linear in the text of the body, dominated by the volatile scan of the system text.
 """
 
 from __future__ import annotations
@@ -113,9 +115,16 @@ def _role(message: Any) -> Any:
 
 
 def _hoist(messages: list[Any]) -> tuple[list[Any], int]:
-    system = [m for m in messages if _role(m) in SYSTEM_ROLES]
-    rest = [m for m in messages if _role(m) not in SYSTEM_ROLES]
-    moved = sum(1 for i, m in enumerate(system) if messages.index(m) != i)
+    """System/developer messages first, each group in its order; how many moved forward."""
+    system: list[Any] = []
+    rest: list[Any] = []
+    moved = 0
+    for message in messages:
+        if _role(message) in SYSTEM_ROLES:
+            moved += bool(rest)
+            system.append(message)
+        else:
+            rest.append(message)
     return system + rest, moved
 
 

@@ -1,0 +1,83 @@
+"""RewriteConfig: defaults, normalised inputs, and errors that name the problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.rewrite import ExtraPattern, NotePlacement, RewriteConfig, RewriteConfigError
+from gateway.rewrite.volatile import BUILTIN_KINDS
+
+
+def test_defaults() -> None:
+    config = RewriteConfig()
+    assert config.kinds == BUILTIN_KINDS
+    assert config.note_placement is NotePlacement.SYSTEM_SUFFIX
+    assert config.whitespace_roles == frozenset({"system", "developer", "user", "assistant"})
+    assert config.sort_tools
+    assert config.completions_whitespace
+    assert not config.hoist_system
+    assert config.extracts
+    assert not RewriteConfig(kinds=frozenset()).extracts
+
+
+def test_inputs_are_normalised() -> None:
+    config = RewriteConfig(
+        kinds=["uuid"],  # type: ignore[arg-type]
+        extra_patterns=[ExtraPattern("ticket", r"T-\d+", "id")],  # type: ignore[arg-type]
+        note_placement="last_user_suffix",  # type: ignore[arg-type]
+        whitespace_roles=["user"],  # type: ignore[arg-type]
+    )
+    assert config.kinds == frozenset({"uuid"})
+    assert isinstance(config.extra_patterns, tuple)
+    assert config.note_placement is NotePlacement.LAST_USER_SUFFIX
+    assert config.whitespace_roles == frozenset({"user"})
+    assert [f.kind for f in config.matcher.find("T-7 and 2026-11-21")] == ["ticket"]
+    assert config == RewriteConfig(
+        kinds=frozenset({"uuid"}),
+        extra_patterns=(ExtraPattern("ticket", r"T-\d+", "id"),),
+        note_placement=NotePlacement.LAST_USER_SUFFIX,
+        whitespace_roles=frozenset({"user"}),
+    )
+
+
+# id -> (keyword arguments, words the error message must contain)
+ERRORS: dict[str, tuple[dict[str, object], tuple[str, ...]]] = {
+    "invalid regex": (
+        {"extra_patterns": (ExtraPattern("ticket", r"T-(\d+"),)},
+        ("extra_patterns['ticket']", "invalid regular expression", "missing )"),
+    ),
+    "empty match": (
+        {"extra_patterns": (ExtraPattern("maybe", r"x*"),)},
+        ("'maybe'", "empty string"),
+    ),
+    "bad name": (
+        {"extra_patterns": (ExtraPattern("Bad Name", r"x"),)},
+        ("'Bad Name'", "a-z"),
+    ),
+    "builtin name": (
+        {"extra_patterns": (ExtraPattern("uuid", r"x"),)},
+        ("built-in kind",),
+    ),
+    "duplicate": (
+        {"extra_patterns": (ExtraPattern("t", r"x"), ExtraPattern("t", r"y"))},
+        ("'t'", "twice"),
+    ),
+    "bad cause": (
+        {"extra_patterns": (ExtraPattern("t", r"x", "clock"),)},  # type: ignore[arg-type]
+        ("cause 'clock'",),
+    ),
+    "unknown kind": ({"kinds": frozenset({"dates"})}, ("unknown dates", "request_id")),
+    "kinds as string": ({"kinds": "uuid"}, ("list of kinds",)),
+    "placement": ({"note_placement": "top"}, ("note_placement", "'top'", "system_suffix")),
+    "roles": ({"whitespace_roles": frozenset({"robot"})}, ("unknown robot",)),
+    "roles as string": ({"whitespace_roles": "user"}, ("list of roles",)),
+}
+
+
+@pytest.mark.parametrize(("kwargs", "words"), ERRORS.values(), ids=list(ERRORS))
+def test_errors(kwargs: dict[str, object], words: tuple[str, ...]) -> None:
+    with pytest.raises(RewriteConfigError) as caught:
+        RewriteConfig(**kwargs)  # type: ignore[arg-type]
+    for word in words:
+        assert word in str(caught.value)
+    assert isinstance(caught.value, ValueError)  # pydantic validators turn it into a field error
