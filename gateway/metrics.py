@@ -136,6 +136,24 @@ class GatewayMetrics:
             ["pool"],
             registry=registry,
         )
+        self.rewrite_fragments = Counter(
+            "gateway_rewrite_fragments",
+            "Volatile fragments moved out of shared prompt prefixes, by kind",
+            ["kind"],
+            registry=registry,
+        )
+        self.prefix_breaks = Counter(
+            "gateway_prefix_break",
+            "Session prompts that stopped sharing the previous prompt's prefix, by cause",
+            ["cause"],
+            registry=registry,
+        )
+        self.prefix_break_offset = Histogram(
+            "gateway_prefix_break_offset_tokens",
+            "Where (in tokens) a session's prompt diverged from the previous one",
+            buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
+            registry=registry,
+        )
         self.backend_healthy = Gauge(
             "gateway_backend_healthy",
             "1 when the backend passes health checks, 0 when ejected",

@@ -23,6 +23,7 @@ from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
 from gateway.policy.compile import CompiledPolicy
 from gateway.responses import json_response
+from gateway.rewriting import rewrite_stage
 from gateway.runtime import Gateway
 from gateway.streaming import EventStreamResponse
 
@@ -93,6 +94,7 @@ async def _dispatch(
     request_id = headers["x-gateway-request-id"]
     ctx = RequestContext(request_id, arrival, parse_request(endpoint, raw), policy, request.headers)
     dispatcher, proxy = gateway.require_started()
+    ctx = rewrite_stage(ctx, gateway.prefix_store, gateway.metrics, headers)
     admitted = await admit(gateway, ctx, plan_pool(ctx))
     headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
     try:

@@ -18,6 +18,7 @@ from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.proxy import Proxy
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
+from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.scheduling.picker import RoundRobinPicker
 from gateway.upstream import ConnectionPool
 
@@ -43,6 +44,8 @@ class Gateway:
     budget: RetryBudget | None = None
     upstream: ConnectionPool | None = None
     admissions: dict[str, PoolAdmission] = field(default_factory=dict)
+    prefix_store: MemoryPrefixStore | None = None
+    _prefix_key: object = None
     started_at: int = field(default_factory=lambda: int(time.time()))
 
     @classmethod
@@ -91,6 +94,7 @@ class Gateway:
         """Called with the new policy just before it becomes active."""
         self.backends.reconcile(policy)
         self._reconcile_admission(policy)
+        self._reconcile_prefix_store(policy)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
         if self.budget is None or self.budget.settings != settings:
             self.budget = RetryBudget(settings, self.clock)
@@ -100,6 +104,22 @@ class Gateway:
         self.metrics.policy_info.labels(policy.digest[:12]).set(1)
         for state in self.backends.all():
             self.on_health_change(state)
+
+    def _reconcile_prefix_store(self, policy: CompiledPolicy) -> None:
+        tracking = policy.source.rewrite.prefix_tracking
+        key = (policy.rewrite, tracking)
+        if not tracking.enabled:
+            self.prefix_store, self._prefix_key = None, None
+        elif key != self._prefix_key:
+            # The explainer's patterns come from the rewrite settings: new ones, new memory.
+            self.prefix_store = MemoryPrefixStore(
+                PrefixExplainer(policy.rewrite.matcher),
+                clock=self.clock,
+                max_sessions=tracking.max_sessions,
+                ttl_s=tracking.ttl_s,
+                max_chars=tracking.max_chars,
+            )
+            self._prefix_key = key
 
     def _reconcile_admission(self, policy: CompiledPolicy) -> None:
         fresh: dict[str, PoolAdmission] = {}

@@ -18,6 +18,7 @@ import orjson
 from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
+from gateway.rewrite import ExtraPattern, NotePlacement, RewriteConfig, RewriteConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ class CompiledPolicy:
     default_pool: str
     digest: str
     classify: ClassifyConfig
+    rewrite: RewriteConfig
 
     @property
     def backends(self) -> tuple[BackendSpec, ...]:
@@ -73,7 +75,8 @@ class CompiledPolicy:
 
 def compile_policy(policy: Policy, *, source: str = "<policy>") -> CompiledPolicy:
     problems = _cross_reference_problems(policy)
-    if problems:
+    rewrite = _rewrite_config(policy, problems)
+    if problems or rewrite is None:
         raise PolicyError(source, problems)
     pools = _build_pools(policy)
     models = {
@@ -88,7 +91,24 @@ def compile_policy(policy: Policy, *, source: str = "<policy>") -> CompiledPolic
         default_pool=default_pool,
         digest=policy_digest(policy),
         classify=_classify_config(policy),
+        rewrite=rewrite,
     )
+
+
+def _rewrite_config(policy: Policy, problems: list[FieldProblem]) -> RewriteConfig | None:
+    settings = policy.rewrite
+    try:
+        return RewriteConfig(
+            kinds=frozenset(settings.kinds),
+            extra_patterns=tuple(
+                ExtraPattern(p.name, p.regex, p.cause) for p in settings.extra_patterns
+            ),
+            note_placement=NotePlacement(settings.note_placement),
+            sort_tools=settings.sort_tools,
+        )
+    except RewriteConfigError as exc:
+        problems.append(FieldProblem("rewrite", str(exc)))
+        return None
 
 
 def _classify_config(policy: Policy) -> ClassifyConfig:
