@@ -70,5 +70,9 @@ def test_demo_serves_the_simulated_fleet() -> None:
         assert reply.usage is not None
         assert reply.usage.completion_tokens == 5
         assert sorted(m.id for m in client.models.list()) == ["auto", "fast", "smart"]
-    fleet = subprocess.run(["pgrep", "-f", "loadtests.sim --fleet"], capture_output=True, text=True)
-    assert fleet.stdout.strip() == "", "the demo left its fleet running"
+        children = subprocess.run(
+            ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
+        ).stdout.split()
+        assert children, "the demo runs its fleet as a child process"
+    for pid in children:
+        assert not Path(f"/proc/{pid}").exists(), "the demo left its fleet running"
