@@ -114,7 +114,10 @@ class PoolAdmission:
     def estimated_wait(self, request: AdmissionRequest) -> float | None:
         if self._has_free_slot():
             return 0.0
-        return self.drain.estimated_wait(self.queue.work_ahead(request.priority, request.lane))
+        # With every slot busy, about one request's worth of work must drain before a slot
+        # frees, even when nobody is queued ahead.
+        ahead = self.queue.work_ahead(request.priority, request.lane) + request.cost
+        return self.drain.estimated_wait(ahead)
 
     # the slot
 
