@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from gateway.admission.queue import Priority
 from gateway.backends.state import BackendRegistry, BackendState
 from gateway.errors import ServiceUnavailable
 from gateway.openai_api import ParsedRequest
@@ -27,6 +28,7 @@ class RequestContext:
     request: ParsedRequest
     policy: CompiledPolicy
     headers: Mapping[str, str]
+    priority: Priority = Priority.STANDARD  # from x-gateway-priority
 
 
 @dataclass(frozen=True, slots=True)

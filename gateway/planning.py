@@ -13,16 +13,12 @@ from gateway.classify.messages import requested_max_tokens
 from gateway.errors import InvalidRequest, NotFound
 from gateway.pipeline import Plan, RequestContext
 from gateway.policy.compile import ModelRoute, PoolSpec
-from gateway.request_facts import priority_of
 from gateway.tiering import Facts, first_match
 
 
 def plan_pool(ctx: RequestContext) -> Plan:
     route = _route(ctx)
-    needs_classes = route.auto or any(
-        p.settings.max_context is not None for p in ctx.policy.pools.values()
-    )
-    classes = classify(ctx) if needs_classes else None
+    classes = classify(ctx) if route.auto or ctx.policy.checks_context else None
     plan = _auto_plan(ctx, classes) if route.auto else _fixed_plan(ctx, route)
     if classes is not None:
         _check_context(ctx, plan.pool, classes)
@@ -61,7 +57,7 @@ def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
     facts = Facts(
         length=classes.length.value,
         difficulty=classes.difficulty.score,
-        priority=priority_of(ctx.headers).name.lower(),
+        priority=ctx.priority.name.lower(),
         model=ctx.request.model,
     )
     rule = first_match(policy.source.routing.rules, facts)

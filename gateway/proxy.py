@@ -24,7 +24,7 @@ from gateway.errors import GatewayError, GatewayTimeout
 from gateway.lifecycle import Lease, Outcome, Phase
 from gateway.policy.schema import Timeouts
 from gateway.streaming import EventStreamResponse
-from gateway.upstream import ConnectionPool, Origin, UpstreamIOError, UpstreamResponse
+from gateway.upstream import ConnectionPool, UpstreamIOError, UpstreamResponse
 
 _PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 _MAX_ERROR_BODY = 64 * 1024
@@ -36,7 +36,6 @@ class Proxy:
     def __init__(self, pool: ConnectionPool, clock: Callable[[], float]) -> None:
         self._pool = pool
         self._clock = clock
-        self._origins: dict[str, Origin] = {}
 
     async def open(self, lease: Lease) -> UpstreamResponse:
         """Send the request and wait for a 200 head; a failure raises (nothing is finished:
@@ -70,7 +69,7 @@ class Proxy:
         try:
             async with asyncio.timeout(min(wait, self._remaining(lease, timeouts))):
                 return await self._pool.request(
-                    self._origin(spec.url),
+                    spec.origin,
                     "POST",
                     _PATHS[ctx.request.endpoint],
                     [
@@ -162,12 +161,6 @@ class Proxy:
         if error is not None:
             yield sse.frame_json(error.body())
         yield sse.DONE
-
-    def _origin(self, url: str) -> Origin:
-        origin = self._origins.get(url)
-        if origin is None:
-            origin = self._origins[url] = Origin.from_url(url)
-        return origin
 
     def _remaining(self, lease: Lease, timeouts: Timeouts) -> float:
         left = timeouts.total_s - (self._clock() - lease.ctx.arrival)

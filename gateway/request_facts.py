@@ -13,6 +13,7 @@ from typing import Any
 
 from gateway.admission.controller import AdmissionRequest
 from gateway.admission.queue import Lane, Priority
+from gateway.classify.messages import message_texts, requested_max_tokens
 from gateway.errors import InvalidRequest
 from gateway.pipeline import RequestContext
 
@@ -49,20 +50,13 @@ def deadline_of(headers: Mapping[str, str], arrival: float) -> float | None:
 
 def prompt_chars(body: Mapping[str, Any]) -> int:
     if "messages" in body:
-        return sum(_content_chars(m.get("content")) for m in body["messages"])
+        return sum(len(text) for m in body["messages"] for text in message_texts(m))
     prompt = body.get("prompt")
     if isinstance(prompt, str):
         return len(prompt)
     if isinstance(prompt, list):
+        # Token ids count as about four characters each.
         return sum(len(p) if isinstance(p, str) else 4 for p in prompt)
-    return 0
-
-
-def _content_chars(content: Any) -> int:
-    if isinstance(content, str):
-        return len(content)
-    if isinstance(content, list):
-        return sum(len(p.get("text", "")) for p in content if isinstance(p, dict))
     return 0
 
 
@@ -71,9 +65,9 @@ def admission_request(
 ) -> AdmissionRequest:
     body = ctx.request.body
     prompt_tokens = prompt_chars(body) / 4
-    output = body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_OUTPUT_TOKENS
+    output = requested_max_tokens(body) or DEFAULT_OUTPUT_TOKENS
     return AdmissionRequest(
-        priority=priority_of(ctx.headers),
+        priority=ctx.priority,
         lane=Lane.LONG if prompt_tokens >= long_prompt_tokens else Lane.SHORT,
         cost=prompt_tokens + float(output),
         deadline=deadline_of(ctx.headers, ctx.arrival),

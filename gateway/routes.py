@@ -21,7 +21,7 @@ from gateway.lifecycle import CLIENT_GONE
 from gateway.openai_api import Endpoint, parse_request
 from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
-from gateway.policy.compile import CompiledPolicy
+from gateway.request_facts import priority_of
 from gateway.responses import json_response
 from gateway.rewriting import rewrite_stage
 from gateway.runtime import Gateway
@@ -67,7 +67,15 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
         return render_error(gateway, exc, headers)
     watch = DisconnectWatch(request.receive)
     try:
-        response = await _dispatch(gateway, request, endpoint, raw, policy, arrival, headers, watch)
+        ctx = RequestContext(
+            request_id,
+            arrival,
+            parse_request(endpoint, raw),
+            policy,
+            request.headers,
+            priority_of(request.headers),
+        )
+        response = await _dispatch(gateway, ctx, headers, watch)
     except GatewayError as exc:
         watch.stop()
         return render_error(gateway, exc, headers)
@@ -82,17 +90,8 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
 
 
 async def _dispatch(
-    gateway: Gateway,
-    request: Request,
-    endpoint: Endpoint,
-    raw: bytes,
-    policy: CompiledPolicy,
-    arrival: float,
-    headers: dict[str, str],
-    watch: DisconnectWatch,
+    gateway: Gateway, ctx: RequestContext, headers: dict[str, str], watch: DisconnectWatch
 ) -> Response:
-    request_id = headers["x-gateway-request-id"]
-    ctx = RequestContext(request_id, arrival, parse_request(endpoint, raw), policy, request.headers)
     dispatcher, proxy = gateway.require_started()
     ctx = rewrite_stage(ctx, gateway.prefix_store, gateway.metrics, headers)
     admitted = await admit(gateway, ctx, plan_pool(ctx))

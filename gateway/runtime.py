@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from gateway.admission.controller import AdmissionRequest, PoolAdmission
+from gateway.admission.controller import PROBE, PoolAdmission
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
@@ -24,8 +24,7 @@ from gateway.upstream import ConnectionPool
 
 
 def _standard_wait(admission: PoolAdmission) -> float:
-    probe = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=False)
-    wait = admission.estimated_wait(probe)
+    wait = admission.estimated_wait(PROBE)
     return -1.0 if wait is None else wait
 
 

@@ -46,6 +46,10 @@ class AdmissionRequest:
     degradable: bool  # the gateway chose the pool (model: auto), so it may choose another
 
 
+# A standard short request with no work of its own: what "the pool's wait now" means.
+PROBE = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=False)
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     degrade_to: str | None = None
@@ -153,8 +157,7 @@ class PoolAdmission:
                 latency_s=latency_s or 0.0, inflight=self.inflight, dropped=dropped
             )
         self._dispatch()
-        probe = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=False)
-        self._update_step(self.estimated_wait(probe))
+        self._update_step(self.estimated_wait(PROBE))
 
     # internals
 

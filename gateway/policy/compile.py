@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import orjson
@@ -19,6 +19,7 @@ from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
 from gateway.rewrite import ExtraPattern, NotePlacement, RewriteConfig, RewriteConfigError
+from gateway.upstream.pool import Origin
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,11 @@ class BackendSpec:
     served_model: str
     pool: str
     max_inflight: int
+    # Parsed once here rather than on every request.
+    origin: Origin = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "origin", Origin.from_url(self.url))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +70,7 @@ class CompiledPolicy:
     digest: str
     classify: ClassifyConfig
     rewrite: RewriteConfig
+    checks_context: bool  # some pool has max_context, so every request is classified
 
     @property
     def backends(self) -> tuple[BackendSpec, ...]:
@@ -92,6 +99,7 @@ def compile_policy(policy: Policy, *, source: str = "<policy>") -> CompiledPolic
         digest=policy_digest(policy),
         classify=_classify_config(policy),
         rewrite=rewrite,
+        checks_context=any(p.max_context is not None for p in policy.pools.values()),
     )
 
 
