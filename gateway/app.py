@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
 from gateway.backends.health import HealthChecker
+from gateway.backends.load_watch import LoadWatcher
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
@@ -92,8 +93,10 @@ async def _background(gateway: Gateway, client: httpx.AsyncClient) -> AsyncItera
         gateway.on_health_change,
     )
     await checker.probe_all()
+    loads = LoadWatcher(client, lambda: gateway.policy, gateway.pool_states)
     tasks = [
         asyncio.create_task(checker.run(), name="health-checker"),
+        asyncio.create_task(loads.run(), name="load-watcher"),
         asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),
     ]
     hup = _install_sighup(gateway.holder)

@@ -36,7 +36,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.pipeline import Plan, RequestContext, pick_backend
 from gateway.proxy import Proxy
 from gateway.retry_budget import RetryBudget
-from gateway.scheduling.picker import RoundRobinPicker
+from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from gateway.upstream import UpstreamResponse
 
 # Codes for "no replica to try in this pool": a reason to fall back, not to retry here.
@@ -49,6 +49,7 @@ class _Run:
 
     ctx: RequestContext
     permit: Permit | None
+    facts: RouteFacts
     tried: list[str] = field(default_factory=list)
     last: GatewayError | None = None
 
@@ -65,7 +66,7 @@ class Dispatcher:
         self,
         *,
         backends: BackendRegistry,
-        picker: RoundRobinPicker,
+        scheduler: Scheduler,
         proxy: Proxy,
         metrics: GatewayMetrics,
         budget: RetryBudget,
@@ -73,7 +74,7 @@ class Dispatcher:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._backends = backends
-        self._picker = picker
+        self._scheduler = scheduler
         self._proxy = proxy
         self._metrics = metrics
         self.budget = budget
@@ -84,7 +85,7 @@ class Dispatcher:
         """The first replica (or pool) that answers 200; ``permit`` is released by the last
         attempt's lease, or here when every attempt failed."""
         self.budget.on_request()
-        run = _Run(ctx, permit)
+        run = _Run(ctx, permit, RouteFacts.of(ctx.request, ctx.headers))
         pools = [plan.pool, *(ctx.policy.pools[p] for p in plan.pool.settings.fallback)]
         for index, pool in enumerate(pools):
             if index and not self._spend(plan.pool.name, "fallback"):
@@ -126,13 +127,17 @@ class Dispatcher:
     async def _attempt(self, run: _Run, plan: Plan) -> tuple[Lease, UpstreamResponse]:
         ctx = run.ctx
         try:
-            backend = pick_backend(ctx, plan, self._backends, self._picker, exclude=run.tried)
+            choice = pick_backend(
+                ctx, plan, self._backends, self._scheduler, run.facts, exclude=run.tried
+            )
         except GatewayError:
             # Every replica was tried: the real failure says more than "none left".
             if run.last is not None:
                 raise run.last from None
             raise
+        backend = choice.backend
         run.tried.append(backend.name)
+        self._metrics.prefix_match.labels(plan.pool.name).observe(choice.prefix_match)
         lease = Lease(ctx, plan, backend, self._metrics, self._clock, run.permit)
         if len(run.tried) == 1:
             self._metrics.overhead.observe(self._clock() - ctx.arrival)

@@ -91,11 +91,14 @@ class Lease:
             self._metrics.upstream_errors.labels(self.backend.name, outcome.error_kind).inc()
         if not outcome.retried:
             self._record_request(outcome)
+            # The backend's own latency (queue wait excluded) steers an adaptive limit and
+            # the latency scorer.
+            latency = None
+            if outcome.first_token_at is not None:
+                latency = outcome.first_token_at - self._started
+                alpha = self.plan.pool.settings.scheduling.latency_ewma_alpha
+                self.backend.observe_ttft(latency, alpha)
             if self._permit is not None:
-                # The backend's own latency (queue wait excluded) steers an adaptive limit.
-                latency = None
-                if outcome.first_token_at is not None:
-                    latency = outcome.first_token_at - self._started
                 self._permit.release(
                     latency_s=latency, dropped=outcome.error_kind in _BACKEND_FAULTS
                 )

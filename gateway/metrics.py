@@ -154,6 +154,13 @@ class GatewayMetrics:
             buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
             registry=registry,
         )
+        self.prefix_match = Histogram(
+            "gateway_route_prefix_match_ratio",
+            "Share of the prompt's prefix blocks the chosen replica is believed to hold",
+            ["pool"],
+            buckets=(0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0),
+            registry=registry,
+        )
         self.backend_healthy = Gauge(
             "gateway_backend_healthy",
             "1 when the backend passes health checks, 0 when ejected",

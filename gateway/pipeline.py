@@ -12,11 +12,12 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from gateway.admission.queue import Priority
-from gateway.backends.state import BackendRegistry, BackendState
+from gateway.backends.state import BackendRegistry
 from gateway.errors import ServiceUnavailable
 from gateway.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
-from gateway.scheduling.picker import NoBackend, RoundRobinPicker
+from gateway.scheduling.picker import NoBackend
+from gateway.scheduling.scheduler import Choice, RouteFacts, Scheduler
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,14 +42,16 @@ def pick_backend(
     ctx: RequestContext,
     plan: Plan,
     registry: BackendRegistry,
-    picker: RoundRobinPicker,
+    scheduler: Scheduler,
+    facts: RouteFacts,
     exclude: Collection[str] = (),
-) -> BackendState:
+) -> Choice:
     """Choose the replica at dispatch time, from the latest backend state."""
     replicas = registry.in_pool(ctx.policy, plan.pool.name)
-    pick = picker.pick(plan.pool.name, replicas, exclude)
+    choice = scheduler.choose(plan.pool.name, replicas, facts, exclude)
+    pick = choice.pick
     if pick.backend is not None:
-        return pick.backend
+        return choice
     if pick.reason is NoBackend.NONE_HEALTHY:
         raise ServiceUnavailable(
             f"No healthy backend in pool '{plan.pool.name}'.",

@@ -19,7 +19,7 @@ from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.proxy import Proxy
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
-from gateway.scheduling.picker import RoundRobinPicker
+from gateway.scheduling.scheduler import Scheduler
 from gateway.upstream import ConnectionPool
 
 
@@ -37,7 +37,7 @@ class Gateway:
     backends: BackendRegistry
     metrics: GatewayMetrics
     clock: Callable[[], float]
-    picker: RoundRobinPicker = field(default_factory=RoundRobinPicker)
+    scheduler: Scheduler
     proxy: Proxy | None = None
     dispatcher: Dispatcher | None = None
     budget: RetryBudget | None = None
@@ -56,7 +56,9 @@ class Gateway:
         metrics: GatewayMetrics,
         clock: Callable[[], float],
     ) -> Gateway:
-        gateway = cls(PolicyHolder(policy), BackendRegistry(clock), metrics, clock)
+        gateway = cls(
+            PolicyHolder(policy), BackendRegistry(clock), metrics, clock, Scheduler(clock)
+        )
         gateway.holder = PolicyHolder(
             policy, path=path, on_swap=gateway.on_swap, on_result=gateway.on_reload
         )
@@ -76,7 +78,7 @@ class Gateway:
         self.upstream = pool
         self.dispatcher = Dispatcher(
             backends=self.backends,
-            picker=self.picker,
+            scheduler=self.scheduler,
             proxy=proxy,
             metrics=self.metrics,
             budget=self.budget,
@@ -92,6 +94,7 @@ class Gateway:
     def on_swap(self, policy: CompiledPolicy) -> None:
         """Called with the new policy just before it becomes active."""
         self.backends.reconcile(policy)
+        self.scheduler.reconcile(policy)
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())

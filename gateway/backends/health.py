@@ -3,8 +3,7 @@
 Algorithm: a backend becomes unhealthy after ``failures_to_eject`` consecutive failed probes
 (or failed connections seen by the proxy) and healthy again after ``successes_to_restore``
 consecutive good probes. The probe path depends on the engine: ``/health`` for vLLM and TGI,
-``/v1/models`` for other OpenAI-compatible servers. A healthy vLLM or TGI backend is also
-scraped for its load (``scrape.py``) on the same round.
+``/v1/models`` for other OpenAI-compatible servers. Load is read apart (``load_watch.py``).
 
 Parameters (policy ``health``): ``interval_s``, ``timeout_s``, ``failures_to_eject``,
 ``successes_to_restore``.
@@ -18,7 +17,6 @@ from collections.abc import Callable
 
 import httpx2 as httpx
 
-from gateway.backends.scrape import parse_load, scrapes
 from gateway.backends.state import BackendState, Health
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.schema import Engine
@@ -74,22 +72,11 @@ class HealthChecker:
     async def _probe(self, state: BackendState) -> None:
         settings = self._policy().source.health
         ok = await self._is_up(state, settings.timeout_s)
-        if ok and scrapes(state.spec.engine):
-            await self._scrape(state, settings.timeout_s)
         before = state.health
         after = record_probe(state, ok, settings)
         if after is not before:
             log.info("backend %s is now %s", state.name, after.value)
             self._on_change(state)
-
-    async def _scrape(self, state: BackendState, timeout_s: float) -> None:
-        try:
-            response = await self._client.get(state.spec.url + "/metrics", timeout=timeout_s)
-            if response.status_code == 200:
-                state.load = parse_load(state.spec.engine, response.text)
-        except (httpx.HTTPError, ValueError) as exc:
-            # A backend without usable metrics is still a backend: keep its last load.
-            log.debug("no metrics from %s: %s", state.name, exc)
 
     async def _is_up(self, state: BackendState, timeout_s: float) -> bool:
         url = state.spec.url + _PROBE_PATH[state.spec.engine]

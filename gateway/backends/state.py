@@ -34,6 +34,12 @@ class BackendState:
         default_factory=lambda: CircuitBreaker(BreakerSettings(), time.monotonic)
     )
     load: Load = field(default_factory=Load)  # last scraped from the backend's /metrics
+    ttft_ewma: float | None = None  # seconds, from dispatch to first token
+
+    def observe_ttft(self, seconds: float, alpha: float) -> None:
+        """Fold one TTFT into the exponentially weighted moving average."""
+        previous = self.ttft_ewma
+        self.ttft_ewma = seconds if previous is None else previous + alpha * (seconds - previous)
 
     @property
     def name(self) -> str:

@@ -141,6 +141,35 @@ class Admission(_Strict):
     hysteresis: float = Field(default=0.8, gt=0, le=1)
 
 
+class ScorerWeights(_Strict):
+    """Weights of the replica scorers; each scorer gives a score in [0, 1]."""
+
+    prefix: float = Field(default=3.0, ge=0, le=1000, description="Likely prefix-cache hit")
+    queue: float = Field(default=1.0, ge=0, le=1000, description="Fewest requests in flight")
+    kv_cache: float = Field(default=0.5, ge=0, le=1000, description="Most free KV cache")
+    latency: float = Field(default=0.5, ge=0, le=1000, description="Lowest EWMA of TTFT")
+    session: float = Field(default=2.0, ge=0, le=1000, description="The session's last replica")
+
+
+class Scheduling(_Strict):
+    """Replica choice inside a pool: filters, weighted scorers, best score (seeded ties)."""
+
+    weights: ScorerWeights = ScorerWeights()
+    imbalance_guard: int = Field(
+        default=8,
+        ge=0,
+        le=100_000,
+        description="A replica this many requests busier than the least loaded loses its prefix"
+        " credit",
+    )
+    prefix_block_chars: int = Field(default=256, ge=16, le=65_536)
+    prefix_blocks_per_backend: int = Field(default=16_384, ge=1, le=10_000_000)
+    max_sessions: int = Field(default=100_000, ge=1, le=10_000_000)
+    session_ttl_s: PositiveSeconds = 1800.0
+    latency_ewma_alpha: float = Field(default=0.2, gt=0, le=1)
+    seed: int = Field(default=0, ge=0)
+
+
 class Pool(_Strict):
     """Settings of a pool; pools are created by the backends that name them."""
 
@@ -155,6 +184,7 @@ class Pool(_Strict):
         default_factory=list,
         description="Pools to try, in order, when this one cannot serve (x-gateway-degraded)",
     )
+    scheduling: Scheduling = Scheduling()
 
 
 class RetryBudget(_Strict):
@@ -247,6 +277,9 @@ class Health(_Strict):
     timeout_s: PositiveSeconds = 2.0
     failures_to_eject: int = Field(default=2, ge=1, le=100)
     successes_to_restore: int = Field(default=1, ge=1, le=100)
+    scrape_interval_s: PositiveSeconds = Field(
+        default=1.0, description="How often vLLM/TGI load metrics are read, for routing"
+    )
 
 
 class Server(_Strict):

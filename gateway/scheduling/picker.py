@@ -1,19 +1,22 @@
-"""Pick a replica of a pool: filters, then round-robin.
+"""The first and last stages of replica choice: filters, then the best total score.
 
-Algorithm: drop replicas that are unhealthy, ejected by their breaker or already tried by this
-request, then those at their ``max_inflight``; among the
-rest take the next one in round-robin order (a per-pool cursor, so load spreads evenly even
-when some replicas are filtered out). The outcome is a value: a chosen backend, or the reason
-none could be chosen.
+Filters drop replicas that are unhealthy, ejected by their breaker or already tried by this
+request (``NONE_HEALTHY`` when none is left), then those at their ``max_inflight``
+(``ALL_SATURATED``). The picker takes the highest weighted total; candidates within
+``TIE`` of the best are tied and one of them is drawn with the injected RNG, so equal
+replicas share load and a seeded run is reproducible.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from gateway.backends.state import BackendState
+
+TIE = 1e-9
 
 
 class NoBackend(StrEnum):
@@ -27,25 +30,18 @@ class Pick:
     reason: NoBackend | None = None
 
 
-class RoundRobinPicker:
-    """Round-robin over eligible replicas, with one cursor per pool."""
+def eligible(
+    replicas: Sequence[BackendState], exclude: Collection[str] = ()
+) -> list[BackendState] | NoBackend:
+    healthy = [r for r in replicas if r.routable and r.name not in exclude]
+    if not healthy:
+        return NoBackend.NONE_HEALTHY
+    free = [r for r in healthy if r.has_capacity]
+    return free or NoBackend.ALL_SATURATED
 
-    def __init__(self) -> None:
-        self._cursor: dict[str, int] = {}
 
-    def pick(
-        self,
-        pool: str,
-        replicas: Sequence[BackendState],
-        exclude: Collection[str] = (),
-    ) -> Pick:
-        """Next eligible replica; ``exclude`` names replicas this request already tried."""
-        healthy = [r for r in replicas if r.routable and r.name not in exclude]
-        if not healthy:
-            return Pick(None, NoBackend.NONE_HEALTHY)
-        free = [r for r in healthy if r.has_capacity]
-        if not free:
-            return Pick(None, NoBackend.ALL_SATURATED)
-        cursor = self._cursor.get(pool, 0)
-        self._cursor[pool] = cursor + 1
-        return Pick(free[cursor % len(free)])
+def best(totals: Sequence[float], rng: random.Random) -> int:
+    """Index of the highest total; ties drawn with ``rng`` (only when there is a tie)."""
+    top = max(totals)
+    tied = [i for i, t in enumerate(totals) if top - t <= TIE]
+    return tied[0] if len(tied) == 1 else rng.choice(tied)

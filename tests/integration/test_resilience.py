@@ -86,7 +86,7 @@ def test_retryable_status_is_retried_on_another_backend(status: int) -> None:
             metrics = http.get("/metrics").text
     assert [a.status_code for a in answers] == [200] * 6
     assert {a.headers["x-gateway-backend"] for a in answers} == {"b1"}
-    assert len(fakes[0][1].bodies) >= 3  # round-robin sent half of the first tries to b0
+    assert len(fakes[0][1].bodies) >= 1  # equal replicas: seeded ties sent first tries to b0
     assert 'gateway_retries_total{pool="small"' in metrics
     assert (
         'gateway_requests_total{backend="b1",model="fast",pool="small",status="200"} 6.0' in metrics
@@ -97,9 +97,11 @@ def test_a_500_is_not_retried() -> None:
     with _fakes(500, None) as fakes:
         policy = _policy([(fakes[0][0], "small"), (fakes[1][0], "small")], BUDGET)
         with _gateway(policy) as http:
-            statuses = sorted(_ask(http).status_code for _ in range(4))
-    assert statuses == [200, 200, 502, 502]
-    assert len(fakes[1][1].bodies) == 2
+            statuses = [_ask(http).status_code for _ in range(8)]
+    failed, served = len(fakes[0][1].bodies), len(fakes[1][1].bodies)
+    assert failed > 0  # equal replicas: seeded ties sent some to the failing one
+    assert failed + served == 8  # not one retry
+    assert statuses.count(502) == failed
 
 
 def test_fallback_pool_serves_and_marks_degraded() -> None:
@@ -140,12 +142,12 @@ def test_breaker_ejects_a_failing_backend_then_probes_it_after_cooldown() -> Non
     with _fakes(500, None) as fakes:
         policy = _policy([(fakes[0][0], "small"), (fakes[1][0], "small")], extra)
         with _gateway(policy, clock) as http:
-            first = [_ask(http).status_code for _ in range(4)]  # b0 fails twice: ejected
+            first = [_ask(http).status_code for _ in range(12) if len(fakes[0][1].bodies) < 2]
             during = [_ask(http).headers["x-gateway-backend"] for _ in range(6)]
             metrics = http.get("/metrics").text
             clock.now += 31  # cooldown over: half-open, one probe may go to b0
             after = [_ask(http).headers.get("x-gateway-backend") for _ in range(4)]
-    assert sorted(first) == [200, 200, 502, 502]
+    assert first.count(502) == 2  # b0 failed twice: ejected
     assert during == ["b1"] * 6
     assert 'gateway_backend_breaker_state{backend="b0"} 2.0' in metrics
     assert 'gateway_backend_ejections_total{backend="b0"} 1.0' in metrics

@@ -1,0 +1,51 @@
+"""Background reading of each backend's load (``scrape.py``) for routing and admission.
+
+Every ``health.scrape_interval_s`` the metrics of every routable vLLM or TGI backend are
+read concurrently; a backend whose metrics cannot be read keeps its last load (it is still a
+backend: health decides whether it serves). Separate from health probes because routing
+wants fresher load than liveness needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import httpx2 as httpx
+
+from gateway.backends.scrape import parse_load, scrapes
+from gateway.backends.state import BackendState
+from gateway.policy.compile import CompiledPolicy
+
+log = logging.getLogger(__name__)
+
+
+class LoadWatcher:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        current_policy: Callable[[], CompiledPolicy],
+        states: Callable[[], list[BackendState]],
+    ) -> None:
+        self._client = client
+        self._policy = current_policy
+        self._states = states
+
+    async def run(self) -> None:
+        while True:
+            await self.scrape_all()
+            await asyncio.sleep(self._policy().source.health.scrape_interval_s)
+
+    async def scrape_all(self) -> None:
+        timeout_s = self._policy().source.health.timeout_s
+        wanted = [s for s in self._states() if s.routable and scrapes(s.spec.engine)]
+        await asyncio.gather(*(self._scrape(s, timeout_s) for s in wanted))
+
+    async def _scrape(self, state: BackendState, timeout_s: float) -> None:
+        try:
+            response = await self._client.get(state.spec.url + "/metrics", timeout=timeout_s)
+            if response.status_code == 200:
+                state.load = parse_load(state.spec.engine, response.text)
+        except (httpx.HTTPError, ValueError) as exc:
+            log.debug("no metrics from %s: %s", state.name, exc)

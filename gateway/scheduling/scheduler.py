@@ -1,0 +1,152 @@
+"""Replica choice inside a pool: filters -> weighted scorers -> picker.
+
+Algorithm: ``picker.eligible`` filters the pool's replicas; each scorer with a non-zero
+weight scores the candidates in [0, 1] (``scorers``); the candidate with the highest
+weighted sum wins, ties drawn with the pool's seeded RNG. The winner is then remembered as
+holding the prompt's prefix blocks (``prefix_index``) and as the session's replica
+(``x-gateway-session``, else the OpenAI ``user`` field), which is what the prefix and
+session scorers read on the next request.
+
+Parameters: the pool's ``scheduling`` settings (weights, imbalance_guard,
+prefix_block_chars, prefix_blocks_per_backend, max_sessions, session_ttl_s, seed) and an
+injected monotonic clock for session expiry. State per pool survives a policy reload unless
+the pool's scheduling settings change.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gateway.backends.state import BackendState
+from gateway.openai_api import ParsedRequest
+from gateway.policy.compile import CompiledPolicy
+from gateway.policy.schema import Scheduling
+from gateway.rewrite import serialize
+from gateway.scheduling import scorers
+from gateway.scheduling.picker import NoBackend, Pick, best, eligible
+from gateway.scheduling.prefix_index import PrefixIndex, block_hashes
+from gateway.ttl_lru import TtlLru
+
+_MAX_SESSION_KEY = 256
+
+
+@dataclass(slots=True)
+class RouteFacts:
+    """What replica choice reads from one request, computed at most once per block size."""
+
+    request: ParsedRequest
+    session: str | None
+    _blocks: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    _text: str | None = None
+
+    @classmethod
+    def of(cls, request: ParsedRequest, headers: Mapping[str, str]) -> RouteFacts:
+        session = headers.get("x-gateway-session") or _user_field(request)
+        return cls(request, session[:_MAX_SESSION_KEY] if session else None)
+
+    def blocks(self, block_chars: int) -> tuple[int, ...]:
+        found = self._blocks.get(block_chars)
+        if found is None:
+            if self._text is None:
+                self._text = serialize(self.request.body).text
+            found = self._blocks[block_chars] = block_hashes(self._text, block_chars)
+        return found
+
+
+@dataclass(slots=True)
+class _PoolState:
+    settings: Scheduling
+    index: PrefixIndex
+    sessions: TtlLru[str, str]
+    rng: random.Random
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    pick: Pick
+    prefix_match: float = 0.0  # the winner's share of the prompt's blocks in the index
+
+    @property
+    def backend(self) -> BackendState:
+        assert self.pick.backend is not None, "only a successful choice has a backend"
+        return self.pick.backend
+
+
+class Scheduler:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._pools: dict[str, _PoolState] = {}
+
+    def reconcile(self, policy: CompiledPolicy) -> None:
+        fresh: dict[str, _PoolState] = {}
+        for name, pool in policy.pools.items():
+            settings = pool.settings.scheduling
+            old = self._pools.get(name)
+            state = old if old is not None and old.settings == settings else self._new(settings)
+            state.index.forget(spec.name for spec in pool.backends)
+            fresh[name] = state
+        self._pools = fresh
+
+    def choose(
+        self,
+        pool: str,
+        replicas: Sequence[BackendState],
+        facts: RouteFacts,
+        exclude: Collection[str] = (),
+    ) -> Choice:
+        candidates = eligible(replicas, exclude)
+        if isinstance(candidates, NoBackend):
+            return Choice(Pick(None, candidates))
+        state = self._pools[pool]
+        blocks = facts.blocks(state.settings.prefix_block_chars)
+        matches = state.index.matches(blocks, (c.name for c in candidates))
+        index = self._best(state, candidates, facts, matches) if len(candidates) > 1 else 0
+        chosen = candidates[index]
+        state.index.record(chosen.name, blocks)
+        if facts.session is not None:
+            state.sessions.put(facts.session, chosen.name)
+        return Choice(Pick(chosen), matches[chosen.name])
+
+    def _best(
+        self,
+        state: _PoolState,
+        candidates: Sequence[BackendState],
+        facts: RouteFacts,
+        matches: Mapping[str, float],
+    ) -> int:
+        weights = state.settings.weights
+        names = [c.name for c in candidates]
+        loads = [c.inflight + c.load.waiting for c in candidates]
+        totals = [0.0] * len(candidates)
+        parts: list[tuple[float, list[float]]] = [
+            (weights.queue, scorers.queue_scores(loads)),
+            (weights.kv_cache, scorers.kv_scores([c.load.kv_usage for c in candidates])),
+            (weights.latency, scorers.latency_scores([c.ttft_ewma for c in candidates])),
+        ]
+        if weights.prefix:
+            prefix = [matches[n] for n in names]
+            guard = state.settings.imbalance_guard
+            parts.append((weights.prefix, scorers.prefix_scores(prefix, loads, guard)))
+        if weights.session and facts.session is not None:
+            sticky = state.sessions.get(facts.session)
+            parts.append((weights.session, scorers.session_scores(names, sticky)))
+        for weight, scores in parts:
+            if weight:
+                for i, score in enumerate(scores):
+                    totals[i] += weight * score
+        return best(totals, state.rng)
+
+    def _new(self, settings: Scheduling) -> _PoolState:
+        return _PoolState(
+            settings,
+            PrefixIndex(settings.prefix_blocks_per_backend),
+            TtlLru(settings.max_sessions, settings.session_ttl_s, self._clock),
+            random.Random(settings.seed),
+        )
+
+
+def _user_field(request: ParsedRequest) -> str | None:
+    user = request.body.get("user")
+    return user if isinstance(user, str) and user else None
