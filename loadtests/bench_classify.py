@@ -1,10 +1,13 @@
-"""Benchmark: the cost of the plan stage per request (classify + tier rules + context check).
+"""Benchmark: the cost of the routing decision per request (classify + tier rules + context
+check + replica choice).
 
 Method: build requests of several sizes (a short question, a 1,000-token prompt, a 2,000-token
 mixed prose-and-code review, a 6-turn conversation), then time ``estimate_tokens`` on the
-1,000-token text and the whole ``planning.plan_pool`` on each request, ``--calls`` times each,
-one call per sample, and print p50/p99/max in microseconds. Targets (issue 6): estimate under
-100 us for 1,000 tokens; the whole decision p99 under 300 us (embedding excluded).
+1,000-token text, ``planning.plan_pool`` alone, and the whole decision (``plan_pool`` then
+the scheduler's choice among the pool's four replicas: prefix blocks, index lookup and
+record, scorers, picker) on each request, ``--calls`` times each, one call per sample, and
+print p50/p99/max in microseconds. Targets (issue 6): estimate under 100 us for 1,000
+tokens; the whole decision p99 under 300 us (embedding excluded).
 
 Parameters: ``--calls`` (samples per request kind).
 """
@@ -19,17 +22,25 @@ from typing import Any
 
 import orjson
 
+from gateway.backends.state import BackendRegistry, BackendState
 from gateway.classify import estimate_tokens
 from gateway.openai_api import parse_request
 from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
 from gateway.policy import load_policy_text
+from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from loadtests.loadgen.stats import percentile
 
 POLICY = """
 backends:
   - {name: s0, url: "http://127.0.0.1:1", model: m, pool: small}
-  - {name: l0, url: "http://127.0.0.1:2", model: m, pool: large}
+  - {name: s1, url: "http://127.0.0.1:2", model: m, pool: small}
+  - {name: s2, url: "http://127.0.0.1:3", model: m, pool: small}
+  - {name: s3, url: "http://127.0.0.1:4", model: m, pool: small}
+  - {name: l0, url: "http://127.0.0.1:5", model: m, pool: large}
+  - {name: l1, url: "http://127.0.0.1:6", model: m, pool: large}
+  - {name: l2, url: "http://127.0.0.1:7", model: m, pool: large}
+  - {name: l3, url: "http://127.0.0.1:8", model: m, pool: large}
 models:
   auto: {route: auto}
 pools:
@@ -94,6 +105,14 @@ def _row(name: str, samples: list[float]) -> str:
     return f"| {name} | {p50:.1f} | {p99:.1f} | {max(samples):.1f} |"
 
 
+def _decide(
+    ctx: RequestContext, scheduler: Scheduler, replicas: dict[str, list[BackendState]]
+) -> None:
+    plan = plan_pool(ctx)
+    facts = RouteFacts.of(ctx.request, ctx.headers)
+    scheduler.choose(plan.pool.name, replicas[plan.pool.name], facts)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="plan-stage cost per request")
     parser.add_argument("--calls", type=int, default=2000)
@@ -107,12 +126,19 @@ def main(argv: list[str] | None = None) -> int:
             _sample(lambda: estimate_tokens(text), args.calls),
         )
     )
+    scheduler = Scheduler(time.monotonic)
+    scheduler.reconcile(policy)
+    registry = BackendRegistry()
+    registry.reconcile(policy)
+    replicas = {pool: registry.in_pool(policy, pool) for pool in policy.pools}
     for name, body in _requests().items():
         raw = parse_request("chat", orjson.dumps({"model": "auto", **body}))
         ctx = RequestContext("bench", 0.0, raw, policy, {})
         plan = plan_pool(ctx)
-        label = f"plan_pool: {name} -> {plan.pool.name} ({plan.reason.split(';')[0]})"
-        rows.append(_row(label, _sample(partial(plan_pool, ctx), args.calls)))
+        label = f"{name} -> {plan.pool.name} ({plan.reason.split(';')[0]})"
+        rows.append(_row("plan_pool: " + label, _sample(partial(plan_pool, ctx), args.calls)))
+        decide = partial(_decide, ctx, scheduler, replicas)
+        rows.append(_row("plan + replica choice: " + label, _sample(decide, args.calls)))
     print("\n".join(rows))
     return 0
 

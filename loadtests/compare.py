@@ -24,6 +24,7 @@ from loadtests.loadgen.fleet import policy_for, replicas, write_policy
 from loadtests.loadgen.plots import plot_ttft_cdf
 from loadtests.loadgen.processes import running
 from loadtests.loadgen.runner import RunResult
+from loadtests.loadgen.sampler import read_counters
 from loadtests.loadgen.session import LoadSpec, perform
 from loadtests.loadgen.workload import load_workload
 from loadtests.sim.fleet import FleetConfig, load_fleet
@@ -61,27 +62,45 @@ def _gateway_model_map(spec: LoadSpec, policy: Path) -> dict[str, str]:
     return {**mapping, **spec.model_map}
 
 
-def _direct_run(
-    spec: LoadSpec, fleet: FleetConfig, fleet_path: Path, groups: set[str] | None, args: Any
+def direct_run(
+    spec: LoadSpec,
+    fleet: FleetConfig,
+    fleet_path: Path,
+    groups: set[str] | None,
+    args: Any,
+    counters: Sequence[str] = (),
 ) -> tuple[dict[str, Any], RunResult]:
+    """Round-robin straight to the fleet's replicas; ``counters`` are read from them after."""
     reps = replicas(fleet)
     chosen = [r for r in reps if groups is None or r.group in groups]
     targets = [Target(r.url, r.served_model) for r in chosen]
     health = [r.url + "/health" for r in reps]
     with running(_fleet_cmd(fleet_path), health, args.out / "direct" / "fleet.log",
                  timeout_s=args.startup_timeout):  # fmt: skip
-        return perform(
+        summary, result = perform(
             spec, targets, args.out / "direct", mode="direct",
             metrics_urls=[r.url + "/metrics" for r in chosen],
         )  # fmt: skip
+        if counters:
+            summary["fleet_counters"] = read_counters(
+                [r.url + "/metrics" for r in chosen], counters
+            )
+        return summary, result
 
 
-def _gateway_run(
-    spec: LoadSpec, fleet: FleetConfig, fleet_path: Path, policy: Path, args: Any
+def gateway_run(
+    spec: LoadSpec,
+    fleet: FleetConfig,
+    fleet_path: Path,
+    policy: Path,
+    args: Any,
+    counters: Sequence[str] = (),
+    name: str = "gateway",
 ) -> tuple[dict[str, Any], RunResult]:
+    """Through a gateway under ``policy``; ``counters`` are read from the replicas after."""
     reps = replicas(fleet)
     gateway_url = f"http://127.0.0.1:{args.gateway_port}"
-    out = args.out / "gateway"
+    out = args.out / name
     with (
         running(_fleet_cmd(fleet_path), [r.url + "/health" for r in reps], out / "fleet.log",
                 timeout_s=args.startup_timeout),
@@ -90,7 +109,12 @@ def _gateway_run(
     ):  # fmt: skip
         metrics = [gateway_url + "/metrics", *(r.url + "/metrics" for r in reps)]
         mapped = LoadSpec(**{**_fields(spec), "model_map": _gateway_model_map(spec, policy)})
-        return perform(mapped, [Target(gateway_url)], out, mode="gateway", metrics_urls=metrics)
+        summary, result = perform(
+            mapped, [Target(gateway_url)], out, mode="gateway", metrics_urls=metrics
+        )
+        if counters:
+            summary["fleet_counters"] = read_counters([r.url + "/metrics" for r in reps], counters)
+        return summary, result
 
 
 def _fields(spec: LoadSpec) -> dict[str, Any]:
@@ -105,8 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.policy is None:
         write_policy(policy, policy_for(fleet))
     groups = set(args.direct_groups.split(",")) if args.direct_groups else None
-    direct, direct_result = _direct_run(spec, fleet, args.fleet, groups, args)
-    gateway, gateway_result = _gateway_run(spec, fleet, args.fleet, policy, args)
+    direct, direct_result = direct_run(spec, fleet, args.fleet, groups, args)
+    gateway, gateway_result = gateway_run(spec, fleet, args.fleet, policy, args)
     rows = ratio_rows(direct, gateway)
     meta = {
         "workload": args.workload.stem,

@@ -19,9 +19,12 @@ hand to a moderate push (an 8k-token budget adds 1.0 to z, a 9-turn conversation
 from __future__ import annotations
 
 import math
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
+from operator import attrgetter
 
 from gateway.classify.features import FEATURE_NAMES, Features
+
+_WEIGHT_VALUES = attrgetter(*FEATURE_NAMES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +55,7 @@ class DifficultyWeights:
 
     def vector(self) -> tuple[float, ...]:
         """The feature weights in ``FEATURE_NAMES`` order."""
-        return tuple(getattr(self, name) for name in FEATURE_NAMES)
+        return _WEIGHT_VALUES(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +77,7 @@ def score_difficulty(
     """Score ``features`` with ``weights``."""
     parts = [
         (name, w * x)
-        for name, w, x in zip(FEATURE_NAMES, weights.vector(), astuple(features), strict=True)
+        for name, w, x in zip(FEATURE_NAMES, weights.vector(), features.values(), strict=True)
     ]
     z = weights.bias + sum(part for _, part in parts)
     score = _sigmoid(z)

@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import NamedTuple
 
 from gateway.classify import vocabulary as v
@@ -98,10 +99,12 @@ class Features:
     depth: float
 
     def values(self) -> tuple[float, ...]:
-        return astuple(self)
+        # A shallow read: dataclasses.astuple deep-copies and cost a fifth of the plan stage.
+        return _FEATURE_VALUES(self)
 
 
 FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Features))
+_FEATURE_VALUES = attrgetter(*FEATURE_NAMES)
 
 
 class _Text(NamedTuple):

@@ -65,7 +65,9 @@ def _tenant_chat(cls: TenantChat, seed: int) -> Builder:
         tenant = rng.randrange(cls.tenants)
         volatile = f"Current time: {texts.timestamp(at_s)}. Request id: {texts.request_id(rng)}."
         body = bodies[tenant]
-        system = f"{volatile}\n{body}" if cls.volatile_position == "head" else f"{body}\n{volatile}"
+        system = {"head": f"{volatile}\n{body}", "tail": f"{body}\n{volatile}", "none": body}[
+            cls.volatile_position
+        ]
         session = f"t{tenant}-s{rng.randrange(cls.sessions_per_tenant)}"
         headers = {"x-gateway-session": session}
         if cls.api_key_template:

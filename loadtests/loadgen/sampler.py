@@ -91,3 +91,18 @@ class GaugeSampler:
             return
         for gauge, value in parse_gauges(response.text, self._gauges).items():
             self.result.samples.append(Sample(t_s, url, gauge, value))
+
+
+def read_counters(
+    urls: Iterable[str], names: Iterable[str], timeout_s: float = 5.0
+) -> dict[str, float]:
+    """Sum of each named series over every URL's metrics, read once (blocking)."""
+    wanted = tuple(names)
+    totals = dict.fromkeys(wanted, 0.0)
+    with httpx.Client(timeout=timeout_s, trust_env=False) as http:
+        for url in urls:
+            response = http.get(url)
+            response.raise_for_status()
+            for name, value in parse_gauges(response.text, wanted).items():
+                totals[name] += value
+    return totals

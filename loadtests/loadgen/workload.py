@@ -56,7 +56,7 @@ class TenantChat(_Class):
     tenants: int = Field(ge=1)
     shared_prefix_tokens: int = Field(default=0, ge=0)
     tenant_prefix_tokens: int = Field(ge=1)
-    volatile_position: Literal["head", "tail"] = "head"
+    volatile_position: Literal["head", "tail", "none"] = "head"
     user_tokens: LengthDist = Fixed(value=32)
     sessions_per_tenant: int = Field(default=4, ge=1)
     api_key_template: str | None = None

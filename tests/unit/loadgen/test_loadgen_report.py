@@ -4,12 +4,17 @@ from pathlib import Path
 
 import orjson
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 
 from loadtests.loadgen.record import RequestRecord
 from loadtests.loadgen.report import read_records, write_run_report
-from loadtests.loadgen.sampler import Sample, parse_gauges
+from loadtests.loadgen.sampler import Sample, parse_gauges, read_counters
 from loadtests.loadgen.summary import SloThresholds, summarise
 from loadtests.loadgen.timeline import in_flight_steps, peak_in_flight
+from loadtests.serving import serve
 
 
 def _records() -> list[RequestRecord]:
@@ -109,3 +114,21 @@ def test_reports_written(tmp_path: Path) -> None:
     assert "| ttft_ms |" in markdown
     assert "## By request class" in markdown
     assert read_records(tmp_path / "records.jsonl") == records
+
+
+def test_read_counters_sums_over_endpoints() -> None:
+    texts = {
+        "a": 'vllm:prefix_cache_hits_total{model_name="m"} 30\n'
+        "vllm:prefix_cache_queries_total 100\n",
+        "b": "vllm:prefix_cache_hits_total 10\nvllm:prefix_cache_queries_total 50\n",
+    }
+
+    async def metrics(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(texts[request.path_params["name"]])
+
+    app = Starlette(routes=[Route("/{name}", metrics)])
+
+    names = ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total", "absent")
+    with serve(app) as url:
+        got = read_counters([url + "/a", url + "/b"], names)
+    assert got == {names[0]: 40.0, names[1]: 150.0, "absent": 0.0}

@@ -12,7 +12,15 @@ from loadtests.loadgen.plan import plan_requests
 from loadtests.loadgen.workload import Workload, load_workload
 from loadtests.sim.tokenizer import count_tokens
 
-SHIPPED = ["sharegpt_like", "multitenant_prefix", "faq_paraphrase", "easy_hard_mix", "bursty"]
+SHIPPED = [
+    "sharegpt_like",
+    "multitenant_prefix",
+    "faq_paraphrase",
+    "easy_hard_mix",
+    "bursty",
+    "tenant_prefix",
+    "tenant_prefix_volatile",
+]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -80,6 +88,23 @@ def test_multitenant_prefix_shape(workloads_dir: Path) -> None:
     tokens = [count_tokens(b) for b in bodies]
     assert all(1400 <= t <= 1700 for t in tokens)
     assert all(r.headers["x-gateway-session"].startswith("t") for r in plan)
+
+
+def test_tenant_prefix_pair_differs_only_by_the_volatile_head(workloads_dir: Path) -> None:
+    stable = plan_requests(
+        load_workload(workloads_dir / "tenant_prefix.yaml"), 3, Bounds(max_requests=40)
+    )
+    volatile = plan_requests(
+        load_workload(workloads_dir / "tenant_prefix_volatile.yaml"), 3, Bounds(max_requests=40)
+    )
+    for a, b in zip(stable, volatile, strict=True):
+        head, _, body = b.messages[0]["content"].partition("\n")
+        assert head.startswith("Current time: ")
+        assert body == a.messages[0]["content"]  # same tenant prompt, same order
+        assert a.messages[1:] == b.messages[1:]
+    systems = {r.messages[0]["content"] for r in stable}
+    assert 1 < len(systems) <= 40  # one fixed system prompt per tenant
+    assert all(1900 <= count_tokens(s) <= 2100 for s in systems)
 
 
 def test_faq_repeats_questions_in_paraphrase(workloads_dir: Path) -> None:
