@@ -10,7 +10,7 @@ cancellation.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.admission.controller import Permit, PoolAdmission
 from gateway.pipeline import Plan, RequestContext
@@ -33,7 +33,7 @@ async def admit(gateway: Gateway, ctx: RequestContext, plan: Plan) -> Admitted:
     degraded = decision.degrade_to is not None
     if decision.degrade_to is not None:
         target = ctx.policy.pools[decision.degrade_to]
-        plan = Plan(target, f"{plan.reason};degraded:{target.name}")
+        plan = replace(plan, pool=target, reason=f"{plan.reason};degraded:{target.name}")
         pool = _admission(gateway, plan)
         request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=False)
         pool.check(request)
@@ -42,6 +42,7 @@ async def admit(gateway: Gateway, ctx: RequestContext, plan: Plan) -> Admitted:
     except asyncio.CancelledError:
         gateway.metrics.cancellations.labels("queued").inc()
         raise
+    gateway.metrics.admitted.labels(plan.pool.name).inc()
     return Admitted(plan, permit, degraded)
 
 

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from gateway.access_log import ACCESS_LOGGER
 from gateway.policy import PolicyError, load_policy_file
 from gateway.policy.schema import Policy
 
@@ -83,6 +84,7 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     )
     # httpx logs every upstream request at INFO: far too loud for a proxy.
     logging.getLogger("httpx2").setLevel(logging.WARNING)
+    _access_to_stdout()
     try:
         policy = load_policy_file(path)
     except PolicyError as exc:
@@ -104,6 +106,16 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
         timeout_graceful_shutdown=policy.source.server.drain_timeout_s,
     )
     return 0
+
+
+def _access_to_stdout() -> None:
+    """Access lines are JSON already: bare lines on stdout, apart from the diagnostic log."""
+    access = logging.getLogger(ACCESS_LOGGER)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access.addHandler(handler)
+    access.setLevel(logging.INFO)
+    access.propagate = False
 
 
 def _schema(args: argparse.Namespace) -> int:

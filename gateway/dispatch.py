@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tenacity import (
     AsyncRetrying,
@@ -28,6 +28,7 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
+from gateway.access_log import AccessLog
 from gateway.admission.controller import Permit
 from gateway.backends.state import BackendRegistry
 from gateway.errors import GatewayError
@@ -71,6 +72,7 @@ class Dispatcher:
         metrics: GatewayMetrics,
         budget: RetryBudget,
         clock: Callable[[], float],
+        access: AccessLog,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._backends = backends
@@ -79,6 +81,7 @@ class Dispatcher:
         self._metrics = metrics
         self.budget = budget
         self._clock = clock
+        self._access = access
         self._sleep = sleep
 
     async def open(self, ctx: RequestContext, plan: Plan, permit: Permit | None = None) -> Opened:
@@ -90,7 +93,11 @@ class Dispatcher:
         for index, pool in enumerate(pools):
             if index and not self._spend(plan.pool.name, "fallback"):
                 break
-            here = plan if index == 0 else Plan(pool, f"{plan.reason};fallback:{pool.name}")
+            here = (
+                plan
+                if index == 0
+                else replace(plan, pool=pool, reason=f"{plan.reason};fallback:{pool.name}")
+            )
             try:
                 lease, response = await self._in_pool(run, here)
             except GatewayError as exc:
@@ -138,7 +145,7 @@ class Dispatcher:
         backend = choice.backend
         run.tried.append(backend.name)
         self._metrics.prefix_match.labels(plan.pool.name).observe(choice.prefix_match)
-        lease = Lease(ctx, plan, backend, self._metrics, self._clock, run.permit)
+        lease = Lease(ctx, plan, backend, self._metrics, self._clock, run.permit, self._access)
         if len(run.tried) == 1:
             self._metrics.overhead.observe(self._clock() - ctx.arrival)
         try:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
+from gateway.access_log import AccessLog, ms
 from gateway.admission.controller import Permit
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
@@ -50,6 +52,8 @@ class Outcome:
     error_kind: str | None = None
     phase: Phase | None = None
     retried: bool = False
+    output_tokens: int | None = None
+    input_tokens: int | None = None  # from the backend's usage, when it sent one
 
     @classmethod
     def client_gone(cls, phase: Phase) -> Outcome:
@@ -67,6 +71,7 @@ class Lease:
         metrics: GatewayMetrics,
         clock: Callable[[], float],
         permit: Permit | None = None,
+        access: AccessLog | None = None,
     ) -> None:
         self.ctx = ctx
         self.plan = plan
@@ -74,6 +79,7 @@ class Lease:
         self._metrics = metrics
         self._clock = clock
         self._permit = permit
+        self._access = access
         self._started = clock()
         self._done = False
         backend.inflight += 1
@@ -122,12 +128,38 @@ class Lease:
 
     def _record_request(self, outcome: Outcome) -> None:
         m = self._metrics
-        pool = self.plan.pool.name
+        pool, length = self.plan.pool.name, self.plan.length
+        now = self._clock()
         m.requests.labels(
             self.ctx.request.model, pool, self.backend.name, str(outcome.status)
         ).inc()
-        m.e2e.labels(pool).observe(self._clock() - self.ctx.arrival)
-        if outcome.first_token_at is not None:
-            m.ttft.labels(pool).observe(outcome.first_token_at - self.ctx.arrival)
+        m.e2e.labels(pool, length).observe(now - self.ctx.arrival)
+        first = outcome.first_token_at
+        if first is not None:
+            m.ttft.labels(pool, length).observe(first - self.ctx.arrival)
+            tokens = outcome.output_tokens or 0
+            if tokens > 1 and self.ctx.request.stream:
+                m.tpot.labels(pool, length).observe((now - first) / (tokens - 1))
         if outcome.phase is not None and outcome.error_kind == "client_gone":
             m.cancellations.labels(outcome.phase.value).inc()
+        if self._access is not None:
+            self._access.write(self._access_fields(outcome, now))
+
+    def _access_fields(self, outcome: Outcome, now: float) -> dict[str, Any]:
+        ctx, first = self.ctx, outcome.first_token_at
+        return {
+            "id": ctx.request_id,
+            "model": ctx.request.model,
+            "pool": self.plan.pool.name,
+            "backend": self.backend.name,
+            "status": outcome.status,
+            "error": outcome.error_kind,
+            "stream": ctx.request.stream,
+            "priority": ctx.priority.name.lower(),
+            "queue_ms": ms(self._permit.queued_s if self._permit is not None else None),
+            "ttft_ms": ms(None if first is None else first - ctx.arrival),
+            "duration_ms": ms(now - ctx.arrival),
+            "tokens_in": outcome.input_tokens,
+            "tokens_out": outcome.output_tokens,
+            "route": self.plan.reason,
+        }

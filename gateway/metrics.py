@@ -9,6 +9,10 @@ LATENCY_BUCKETS = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5,
     10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0,
 )  # fmt: skip
+# Decode steps: a few milliseconds on a fast GPU to a few hundred under heavy batching.
+TPOT_BUCKETS = (
+    0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0,
+)  # fmt: skip
 OVERHEAD_BUCKETS = (
     0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 )  # fmt: skip
@@ -34,15 +38,22 @@ class GatewayMetrics:
         self.ttft = Histogram(
             "gateway_time_to_first_token_seconds",
             "Time from request arrival to the first token sent to the client",
-            ["pool"],
+            ["pool", "length"],
             buckets=LATENCY_BUCKETS,
             registry=registry,
         )
         self.e2e = Histogram(
             "gateway_request_duration_seconds",
             "Time from request arrival to the last byte sent to the client",
-            ["pool"],
+            ["pool", "length"],
             buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.tpot = Histogram(
+            "gateway_time_per_output_token_seconds",
+            "Mean time between output tokens of a streamed response, after the first",
+            ["pool", "length"],
+            buckets=TPOT_BUCKETS,
             registry=registry,
         )
         self.overhead = Histogram(
@@ -97,6 +108,12 @@ class GatewayMetrics:
             "gateway_backend_breaker_state",
             "Circuit breaker state per backend: 0 closed, 1 half-open, 2 open",
             ["backend"],
+            registry=registry,
+        )
+        self.admitted = Counter(
+            "gateway_admitted",
+            "Requests given a slot by a pool's admission, by pool",
+            ["pool"],
             registry=registry,
         )
         self.queue_wait = Histogram(
@@ -161,6 +178,29 @@ class GatewayMetrics:
             buckets=(0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0),
             registry=registry,
         )
+        # The backends' own figures, re-exported per backend (read at scrape time).
+        self.backend_waiting = _backend_gauge(
+            registry, "gateway_backend_waiting", "Requests waiting in the engine (scraped)"
+        )
+        self.backend_running = _backend_gauge(
+            registry, "gateway_backend_running", "Requests running in the engine (scraped)"
+        )
+        self.backend_kv_usage = _backend_gauge(
+            registry, "gateway_backend_kv_cache_usage", "KV cache usage 0..1 (scraped)"
+        )
+        self.backend_prefix_hit_rate = _backend_gauge(
+            registry,
+            "gateway_backend_prefix_cache_hit_rate",
+            "Prompt tokens found in the engine's prefix cache over the last scrape interval",
+        )
+        self.backend_spec_acceptance = _backend_gauge(
+            registry,
+            "gateway_backend_spec_decode_acceptance",
+            "Accepted share of speculative draft tokens over the last scrape interval",
+        )
+        self.backend_inflight = _backend_gauge(
+            registry, "gateway_backend_inflight", "Requests the gateway has in flight there"
+        )
         self.backend_healthy = Gauge(
             "gateway_backend_healthy",
             "1 when the backend passes health checks, 0 when ejected",
@@ -179,3 +219,7 @@ class GatewayMetrics:
             ["digest"],
             registry=registry,
         )
+
+
+def _backend_gauge(registry: CollectorRegistry, name: str, doc: str) -> Gauge:
+    return Gauge(name, doc, ["backend", "pool"], registry=registry)

@@ -36,6 +36,7 @@ class RequestContext:
 class Plan:
     pool: PoolSpec
     reason: str
+    length: str = "unknown"  # the prompt's length class, a metrics label
 
 
 def pick_backend(

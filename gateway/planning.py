@@ -8,11 +8,15 @@ cannot fit the pool's context window gets a 400 naming its token count and the l
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gateway.classify import Classification, check_context, classify_chat, classify_completion
+from gateway.classify.length import length_class
 from gateway.classify.messages import requested_max_tokens
 from gateway.errors import InvalidRequest, NotFound
 from gateway.pipeline import Plan, RequestContext
 from gateway.policy.compile import ModelRoute, PoolSpec
+from gateway.request_facts import prompt_chars
 from gateway.tiering import Facts, first_match
 
 
@@ -20,9 +24,12 @@ def plan_pool(ctx: RequestContext) -> Plan:
     route = _route(ctx)
     classes = classify(ctx) if route.auto or ctx.policy.checks_context else None
     plan = _auto_plan(ctx, classes) if route.auto else _fixed_plan(ctx, route)
-    if classes is not None:
-        _check_context(ctx, plan.pool, classes)
-    return plan
+    if classes is None:
+        # Only a metrics label here: the admission estimate (four characters a token) will do.
+        rough = int(prompt_chars(ctx.request.body) / 4)
+        return replace(plan, length=length_class(rough, ctx.policy.classify.length).value)
+    _check_context(ctx, plan.pool, classes)
+    return replace(plan, length=classes.length.value)
 
 
 def classify(ctx: RequestContext) -> Classification:

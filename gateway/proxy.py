@@ -107,6 +107,7 @@ class Proxy:
                 raise upstream_errors.invalid_response(lease.backend.name, "body is not JSON")
             data["model"] = lease.ctx.request.model
             outcome.first_token_at = self._clock()
+            outcome.input_tokens, outcome.output_tokens = _usage(data)
             return Response(orjson.dumps(data), media_type="application/json", headers=headers)
         except (UpstreamIOError, TimeoutError) as exc:
             error = upstream_errors.from_exception(exc, lease.backend.name)
@@ -154,6 +155,11 @@ class Proxy:
             raise
         finally:
             response.close()
+            # Servers send one token per event unless asked for usage; usage is exact.
+            if relay.usage is not None:
+                outcome.input_tokens, outcome.output_tokens = relay.usage
+            else:
+                outcome.output_tokens = relay.token_events
             if error is not None:
                 outcome.status = error.http_status()
                 outcome.error_kind = _kind(error)
@@ -193,6 +199,8 @@ class _EventRelay:
         self._lines = sse.LineSplitter()
         self.done = False
         self.token_seen = False  # a role-only first chunk is not a token
+        self.token_events = 0
+        self.usage: tuple[int | None, int] | None = None  # when the client asked for usage
         self.error: GatewayError | None = None
 
     def feed(self, chunk: bytes | None) -> bytes:
@@ -218,8 +226,12 @@ class _EventRelay:
                 break
             if "model" in data:
                 data["model"] = self._public
-            if not self.token_seen and _carries_token(data):
+            if _carries_token(data):
                 self.token_seen = True
+                self.token_events += 1
+            prompt, completion = _usage(data)
+            if completion is not None:
+                self.usage = (prompt, completion)
             out.append(sse.frame(orjson.dumps(data)))
         return b"".join(out)
 
@@ -239,6 +251,18 @@ def _json_object(raw: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def _usage(event: dict[str, Any]) -> tuple[int | None, int | None]:
+    """``(prompt_tokens, completion_tokens)`` of an event or body's usage, when present."""
+    usage = event.get("usage")
+    if not isinstance(usage, dict):
+        return None, None
+    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and value >= 0 else None
 
 
 def _carries_token(event: dict[str, Any]) -> bool:

@@ -12,13 +12,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from gateway.access_log import ms
 from gateway.admin import admin_routes
 from gateway.admit import admit
 from gateway.body import read_body
+from gateway.dashboard.routes import dashboard_routes
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
 from gateway.lifecycle import CLIENT_GONE
-from gateway.openai_api import Endpoint, parse_request
+from gateway.openai_api import Endpoint, ParsedRequest, parse_request
 from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
 from gateway.request_facts import priority_of
@@ -39,6 +41,7 @@ def routes() -> list[BaseRoute]:
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         *admin_routes(),
+        *dashboard_routes(),
     ]
 
 
@@ -64,21 +67,18 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     try:
         raw = await read_body(request, policy.source.server.max_body_bytes)
     except GatewayError as exc:
-        return render_error(gateway, exc, headers)
+        return _refuse(gateway, exc, headers, arrival, None)
     watch = DisconnectWatch(request.receive)
+    parsed = None
     try:
+        parsed = parse_request(endpoint, raw)
         ctx = RequestContext(
-            request_id,
-            arrival,
-            parse_request(endpoint, raw),
-            policy,
-            request.headers,
-            priority_of(request.headers),
+            request_id, arrival, parsed, policy, request.headers, priority_of(request.headers)
         )
         response = await _dispatch(gateway, ctx, headers, watch)
     except GatewayError as exc:
         watch.stop()
-        return render_error(gateway, exc, headers)
+        return _refuse(gateway, exc, headers, arrival, parsed)
     except asyncio.CancelledError:
         watch.stop()
         if watch.absorb():
@@ -109,6 +109,31 @@ async def _dispatch(
     if opened.degraded or admitted.degraded:
         headers["x-gateway-degraded"] = "1"
     return await proxy.respond(lease, opened.response, headers, watch)
+
+
+def _refuse(
+    gateway: Gateway,
+    exc: GatewayError,
+    headers: dict[str, str],
+    arrival: float,
+    parsed: ParsedRequest | None,
+) -> Response:
+    """The error response, and its access-log line (a served request logs in its lease)."""
+    gateway.access.write(
+        {
+            "id": headers["x-gateway-request-id"],
+            "model": parsed.model if parsed is not None else None,
+            "pool": headers.get("x-gateway-pool") or exc.headers.get("x-gateway-pool"),
+            "backend": exc.headers.get("x-gateway-backend"),
+            "status": exc.http_status(),
+            "error": exc.code or exc.type,
+            "stream": parsed.stream if parsed is not None else None,
+            "queue_ms": None,
+            "ttft_ms": None,
+            "duration_ms": ms(gateway.clock() - arrival),
+        }
+    )
+    return render_error(gateway, exc, headers)
 
 
 def render_error(gateway: Gateway, exc: GatewayError, headers: dict[str, str]) -> Response:

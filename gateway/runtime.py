@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from prometheus_client import Gauge
+
+from gateway.access_log import AccessLog
 from gateway.admission.controller import PROBE, PoolAdmission
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.dashboard.window import Window
 from gateway.dispatch import Dispatcher
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
@@ -28,6 +33,11 @@ def _standard_wait(admission: PoolAdmission) -> float:
     return -1.0 if wait is None else wait
 
 
+def _or_nan(value: float | None) -> float:
+    # Prometheus' way to say "no value yet" for a gauge that exists.
+    return math.nan if value is None else value
+
+
 _BREAKER_LEVEL = {BreakerState.CLOSED: 0.0, BreakerState.HALF_OPEN: 1.0, BreakerState.OPEN: 2.0}
 
 
@@ -38,6 +48,8 @@ class Gateway:
     metrics: GatewayMetrics
     clock: Callable[[], float]
     scheduler: Scheduler
+    access: AccessLog = field(default_factory=AccessLog)
+    dashboard: Window = field(default_factory=Window)
     proxy: Proxy | None = None
     dispatcher: Dispatcher | None = None
     budget: RetryBudget | None = None
@@ -83,6 +95,7 @@ class Gateway:
             metrics=self.metrics,
             budget=self.budget,
             clock=self.clock,
+            access=self.access,
             sleep=sleep,
         )
 
@@ -95,6 +108,7 @@ class Gateway:
         """Called with the new policy just before it becomes active."""
         self.backends.reconcile(policy)
         self.scheduler.reconcile(policy)
+        self.access.enabled = policy.source.server.access_log
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
@@ -106,6 +120,7 @@ class Gateway:
         self.metrics.policy_info.labels(policy.digest[:12]).set(1)
         for state in self.backends.all():
             self.on_health_change(state)
+        self._watch_backends()
 
     def _reconcile_prefix_store(self, policy: CompiledPolicy) -> None:
         tracking = policy.source.rewrite.prefix_tracking
@@ -170,6 +185,22 @@ class Gateway:
         self.metrics.breaker_state.labels(state.name).set_function(
             lambda: _BREAKER_LEVEL[state.breaker.state]
         )
+
+    def _watch_backends(self) -> None:
+        """Per-backend gauges, read from the live states when Prometheus scrapes."""
+        m = self.metrics
+        readers: list[tuple[Gauge, Callable[[BackendState], float]]] = [
+            (m.backend_waiting, lambda s: s.load.waiting),
+            (m.backend_running, lambda s: s.load.running),
+            (m.backend_kv_usage, lambda s: s.load.kv_usage),
+            (m.backend_prefix_hit_rate, lambda s: _or_nan(s.prefix_hit_rate)),
+            (m.backend_spec_acceptance, lambda s: _or_nan(s.spec_acceptance)),
+            (m.backend_inflight, lambda s: float(s.inflight)),
+        ]
+        for gauge, read in readers:
+            gauge.clear()  # backends a reload removed
+            for state in self.backends.all():
+                gauge.labels(state.name, state.spec.pool).set_function(partial(read, state))
 
     def pool_states(self) -> list[BackendState]:
         return list(self.backends.all())

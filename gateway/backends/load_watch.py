@@ -2,8 +2,9 @@
 
 Every ``health.scrape_interval_s`` the metrics of every routable vLLM or TGI backend are
 read concurrently; a backend whose metrics cannot be read keeps its last load (it is still a
-backend: health decides whether it serves). Separate from health probes because routing
-wants fresher load than liveness needs.
+backend: health decides whether it serves). The prefix-cache hit rate and speculative-decoding
+acceptance are the counters' ratios between two successive reads. Separate from health
+probes because routing wants fresher load than liveness needs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 
 import httpx2 as httpx
 
-from gateway.backends.scrape import parse_load, scrapes
+from gateway.backends.scrape import Load, parse_load, scrapes, windowed_ratio
 from gateway.backends.state import BackendState
 from gateway.policy.compile import CompiledPolicy
 
@@ -46,6 +47,18 @@ class LoadWatcher:
         try:
             response = await self._client.get(state.spec.url + "/metrics", timeout=timeout_s)
             if response.status_code == 200:
-                state.load = parse_load(state.spec.engine, response.text)
+                _update(state, parse_load(state.spec.engine, response.text))
         except (httpx.HTTPError, ValueError) as exc:
             log.debug("no metrics from %s: %s", state.name, exc)
+
+
+def _update(state: BackendState, load: Load) -> None:
+    old = state.load
+    hit = windowed_ratio(load.prefix_hits, load.prefix_queries, old.prefix_hits, old.prefix_queries)
+    accepted = windowed_ratio(
+        load.spec_accepted, load.spec_drafted, old.spec_accepted, old.spec_drafted
+    )
+    # No new prompt tokens in the interval: the last rate still says the most.
+    state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
+    state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
+    state.load = load

@@ -1,9 +1,13 @@
-"""Read a backend's load from its Prometheus ``/metrics``: queue, running, KV cache usage.
+"""Read a backend's load from its Prometheus ``/metrics``: queue, running, KV cache usage,
+and the counters behind its prefix-cache hit rate and speculative-decoding acceptance.
 
 vLLM: ``vllm:num_requests_waiting``, ``vllm:num_requests_running``, ``vllm:kv_cache_usage_perc``
-(older releases: ``vllm:gpu_cache_usage_perc``). TGI: ``tgi_queue_size``,
+(older releases: ``vllm:gpu_cache_usage_perc``), ``vllm:prefix_cache_hits_total`` /
+``vllm:prefix_cache_queries_total``, ``vllm:spec_decode_num_accepted_tokens_total`` /
+``vllm:spec_decode_num_draft_tokens_total``. TGI: ``tgi_queue_size``,
 ``tgi_batch_current_size``. Samples of one name are summed over their labels (one engine may
-serve several models). Engines without metrics (``openai``) are not scraped.
+serve several models). Engines without metrics (``openai``) are not scraped. Rates come from
+two successive reads (``windowed_ratio``): the counters grow for the engine's lifetime.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ class Load:
     waiting: float = 0.0
     running: float = 0.0
     kv_usage: float = 0.0  # 0..1
+    prefix_hits: float = 0.0  # counters, since the engine started
+    prefix_queries: float = 0.0
+    spec_accepted: float = 0.0
+    spec_drafted: float = 0.0
 
 
 _NAMES: dict[Engine, dict[str, tuple[str, ...]]] = {
@@ -27,11 +35,14 @@ _NAMES: dict[Engine, dict[str, tuple[str, ...]]] = {
         "waiting": ("vllm:num_requests_waiting",),
         "running": ("vllm:num_requests_running",),
         "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+        "prefix_hits": ("vllm:prefix_cache_hits_total",),
+        "prefix_queries": ("vllm:prefix_cache_queries_total",),
+        "spec_accepted": ("vllm:spec_decode_num_accepted_tokens_total",),
+        "spec_drafted": ("vllm:spec_decode_num_draft_tokens_total",),
     },
     Engine.TGI: {
         "waiting": ("tgi_queue_size",),
         "running": ("tgi_batch_current_size",),
-        "kv_usage": (),
     },
 }
 
@@ -46,12 +57,18 @@ def parse_load(engine: Engine, text: str) -> Load:
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             totals[sample.name] = totals.get(sample.name, 0.0) + float(sample.value)
-    names = _NAMES[engine]
-    return Load(
-        waiting=_first(totals, names["waiting"]),
-        running=_first(totals, names["running"]),
-        kv_usage=min(1.0, max(0.0, _first(totals, names["kv_usage"]))),
-    )
+    values = {field: _first(totals, names) for field, names in _NAMES[engine].items()}
+    values["kv_usage"] = min(1.0, max(0.0, values.get("kv_usage", 0.0)))
+    return Load(**values)
+
+
+def windowed_ratio(num: float, den: float, prev_num: float, prev_den: float) -> float | None:
+    """``Δnum / Δden`` between two reads of two counters; None without new events, or when
+    a counter went back (the engine restarted: the next pair of reads will tell)."""
+    d_num, d_den = num - prev_num, den - prev_den
+    if d_den <= 0 or d_num < 0:
+        return None
+    return min(1.0, d_num / d_den)
 
 
 def _first(totals: dict[str, float], names: tuple[str, ...]) -> float:

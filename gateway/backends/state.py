@@ -35,6 +35,8 @@ class BackendState:
     )
     load: Load = field(default_factory=Load)  # last scraped from the backend's /metrics
     ttft_ewma: float | None = None  # seconds, from dispatch to first token
+    prefix_hit_rate: float | None = None  # over the last scrape interval
+    spec_acceptance: float | None = None  # over the last scrape interval
 
     def observe_ttft(self, seconds: float, alpha: float) -> None:
         """Fold one TTFT into the exponentially weighted moving average."""

@@ -293,6 +293,9 @@ class Server(_Strict):
     drain_timeout_s: int = Field(
         default=30, ge=0, le=3600, description="On SIGTERM, seconds in-flight requests may finish"
     )
+    access_log: bool = Field(
+        default=True, description="One JSON line per request on the gateway.access logger"
+    )
 
 
 class Policy(_Strict):

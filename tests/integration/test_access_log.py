@@ -1,0 +1,71 @@
+"""The JSON access line per request, and the latency histograms by pool and length class."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx2 as httpx
+import openai
+import orjson
+import pytest
+
+from gateway.access_log import ACCESS_LOGGER
+
+SECRET_PROMPT = "my secret prompt text 7d1f"
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, object]]:
+    return [orjson.loads(r.getMessage()) for r in caplog.records if r.name == ACCESS_LOGGER]
+
+
+def test_one_line_per_request_without_prompt_or_key(
+    gateway: str, client: openai.OpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
+    messages = [{"role": "user", "content": SECRET_PROMPT}]
+    client.chat.completions.create(model="fast", messages=messages)  # type: ignore[arg-type]
+    stream = client.chat.completions.create(
+        model="fast",
+        messages=messages,  # type: ignore[arg-type]
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="nope", messages=messages)  # type: ignore[arg-type]
+
+    whole, streamed, refused = _lines(caplog)
+    for line in (whole, streamed):
+        assert line["status"] == 200
+        assert line["pool"] == "small"
+        assert line["backend"] == "small-0"
+        assert line["model"] == "fast"
+        assert isinstance(line["ttft_ms"], float)
+        assert isinstance(line["queue_ms"], float)
+        assert line["tokens_out"] == 5  # the fake upstream's five tokens
+        assert line["error"] is None
+    assert (whole["stream"], streamed["stream"]) == (False, True)
+    assert streamed["tokens_in"] is not None  # from the usage chunk
+    assert refused["status"] == 404
+    assert refused["error"] == "model_not_found"
+    assert refused["backend"] is None
+    assert len({whole["id"], streamed["id"], refused["id"]}) == 3
+    text = caplog.text
+    assert SECRET_PROMPT not in text
+    assert "unused" not in text  # the client's API key
+
+
+def test_latency_histograms_by_length_class(gateway: str, client: openai.OpenAI) -> None:
+    long_text = "word " * 3000  # ~3.7k estimated tokens: medium under the default thresholds
+    for content in ("hi", long_text):
+        stream = client.chat.completions.create(
+            model="fast", messages=[{"role": "user", "content": content}], stream=True
+        )
+        for _ in stream:
+            pass
+    metrics = httpx.get(gateway + "/metrics").text
+    for length in ("short", "medium"):
+        labels = f'length="{length}",pool="small"'
+        assert f"gateway_time_to_first_token_seconds_count{{{labels}}} 1.0" in metrics
+        assert f"gateway_time_per_output_token_seconds_count{{{labels}}} 1.0" in metrics
+        assert f"gateway_request_duration_seconds_count{{{labels}}} 1.0" in metrics
