@@ -53,7 +53,7 @@ def test_openai_engines_are_not_scraped() -> None:
 
 
 def test_not_prometheus_text_is_an_error() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Invalid"):
         parse_load(Engine.VLLM, "{not metrics")
 
 
