@@ -54,6 +54,8 @@ def build_app(
                     yield
             finally:
                 upstream.close()
+                # Flushes pending spans: a blocking call, kept off the event loop.
+                await asyncio.to_thread(gateway.report.close)
 
     app = Starlette(
         routes=routes(),

@@ -28,7 +28,6 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-from gateway.access_log import AccessLog
 from gateway.admission.controller import Permit
 from gateway.backends.state import BackendRegistry
 from gateway.errors import GatewayError
@@ -36,6 +35,7 @@ from gateway.lifecycle import Lease, Outcome, Phase
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline import Plan, RequestContext, pick_backend
 from gateway.proxy import Proxy
+from gateway.report import Reporter
 from gateway.retry_budget import RetryBudget
 from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from gateway.upstream import UpstreamResponse
@@ -72,7 +72,7 @@ class Dispatcher:
         metrics: GatewayMetrics,
         budget: RetryBudget,
         clock: Callable[[], float],
-        access: AccessLog,
+        report: Reporter,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._backends = backends
@@ -81,7 +81,7 @@ class Dispatcher:
         self._metrics = metrics
         self.budget = budget
         self._clock = clock
-        self._access = access
+        self._report = report
         self._sleep = sleep
 
     async def open(self, ctx: RequestContext, plan: Plan, permit: Permit | None = None) -> Opened:
@@ -145,7 +145,7 @@ class Dispatcher:
         backend = choice.backend
         run.tried.append(backend.name)
         self._metrics.prefix_match.labels(plan.pool.name).observe(choice.prefix_match)
-        lease = Lease(ctx, plan, backend, self._metrics, self._clock, run.permit, self._access)
+        lease = Lease(ctx, plan, backend, self._metrics, self._clock, run.permit, self._report)
         if len(run.tried) == 1:
             self._metrics.overhead.observe(self._clock() - ctx.arrival)
         try:

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from gateway.access_log import AccessLog, ms
+from gateway.access_log import ms
 from gateway.admission.controller import Permit
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline import Plan, RequestContext
+from gateway.report import Reporter
 
 # nginx's code for "client closed request": recorded in metrics, never sent.
 CLIENT_GONE = 499
@@ -71,7 +72,7 @@ class Lease:
         metrics: GatewayMetrics,
         clock: Callable[[], float],
         permit: Permit | None = None,
-        access: AccessLog | None = None,
+        report: Reporter | None = None,
     ) -> None:
         self.ctx = ctx
         self.plan = plan
@@ -79,7 +80,7 @@ class Lease:
         self._metrics = metrics
         self._clock = clock
         self._permit = permit
-        self._access = access
+        self._report = report
         self._started = clock()
         self._done = False
         backend.inflight += 1
@@ -142,8 +143,12 @@ class Lease:
                 m.tpot.labels(pool, length).observe((now - first) / (tokens - 1))
         if outcome.phase is not None and outcome.error_kind == "client_gone":
             m.cancellations.labels(outcome.phase.value).inc()
-        if self._access is not None:
-            self._access.write(self._access_fields(outcome, now))
+        if self._report is not None:
+            ctx, ends = self.ctx, list(self.ctx.marks.ends)
+            if first is not None:
+                ends.append(("first_token", first))
+            ends.append(("relay" if first is not None else "response", now))
+            self._report.finished(self._access_fields(outcome, now), ctx.arrival, now, ends)
 
     def _access_fields(self, outcome: Outcome, now: float) -> dict[str, Any]:
         ctx, first = self.ctx, outcome.first_token_at

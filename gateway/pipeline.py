@@ -9,7 +9,7 @@ Stages are plain functions of (context, state, policy) that return a value or ra
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway.admission.queue import Priority
 from gateway.backends.state import BackendRegistry
@@ -18,6 +18,7 @@ from gateway.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.scheduling.picker import NoBackend
 from gateway.scheduling.scheduler import Choice, RouteFacts, Scheduler
+from gateway.tracing.marks import StageMarks
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,7 @@ class RequestContext:
     policy: CompiledPolicy
     headers: Mapping[str, str]
     priority: Priority = Priority.STANDARD  # from x-gateway-priority
+    marks: StageMarks = field(default_factory=StageMarks)  # when each stage ended
 
 
 @dataclass(frozen=True, slots=True)

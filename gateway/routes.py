@@ -20,7 +20,7 @@ from gateway.dashboard.routes import dashboard_routes
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
 from gateway.lifecycle import CLIENT_GONE
-from gateway.openai_api import Endpoint, ParsedRequest, parse_request
+from gateway.openai_api import Endpoint, parse_request
 from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
 from gateway.request_facts import priority_of
@@ -69,7 +69,7 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     except GatewayError as exc:
         return _refuse(gateway, exc, headers, arrival, None)
     watch = DisconnectWatch(request.receive)
-    parsed = None
+    ctx = None
     try:
         parsed = parse_request(endpoint, raw)
         ctx = RequestContext(
@@ -78,7 +78,7 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
         response = await _dispatch(gateway, ctx, headers, watch)
     except GatewayError as exc:
         watch.stop()
-        return _refuse(gateway, exc, headers, arrival, parsed)
+        return _refuse(gateway, exc, headers, arrival, ctx)
     except asyncio.CancelledError:
         watch.stop()
         if watch.absorb():
@@ -93,11 +93,17 @@ async def _dispatch(
     gateway: Gateway, ctx: RequestContext, headers: dict[str, str], watch: DisconnectWatch
 ) -> Response:
     dispatcher, proxy = gateway.require_started()
+    marks, clock = ctx.marks, gateway.clock
     ctx = rewrite_stage(ctx, gateway.prefix_store, gateway.metrics, headers)
-    admitted = await admit(gateway, ctx, plan_pool(ctx))
+    marks.mark("rewrite", clock())
+    plan = plan_pool(ctx)
+    marks.mark("plan", clock())
+    admitted = await admit(gateway, ctx, plan)
+    marks.mark("admit", clock())
     headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
     try:
         opened = await dispatcher.open(ctx, admitted.plan, admitted.permit)
+        marks.mark("upstream_open", clock())
     except BaseException:
         # Released already unless the request ended between attempts; release is idempotent.
         admitted.permit.release(latency_s=None, dropped=False)
@@ -116,23 +122,24 @@ def _refuse(
     exc: GatewayError,
     headers: dict[str, str],
     arrival: float,
-    parsed: ParsedRequest | None,
+    ctx: RequestContext | None,
 ) -> Response:
     """The error response, and its access-log line (a served request logs in its lease)."""
-    gateway.access.write(
-        {
-            "id": headers["x-gateway-request-id"],
-            "model": parsed.model if parsed is not None else None,
-            "pool": headers.get("x-gateway-pool") or exc.headers.get("x-gateway-pool"),
-            "backend": exc.headers.get("x-gateway-backend"),
-            "status": exc.http_status(),
-            "error": exc.code or exc.type,
-            "stream": parsed.stream if parsed is not None else None,
-            "queue_ms": None,
-            "ttft_ms": None,
-            "duration_ms": ms(gateway.clock() - arrival),
-        }
-    )
+    now = gateway.clock()
+    fields = {
+        "id": headers["x-gateway-request-id"],
+        "model": ctx.request.model if ctx is not None else None,
+        "pool": headers.get("x-gateway-pool") or exc.headers.get("x-gateway-pool"),
+        "backend": exc.headers.get("x-gateway-backend"),
+        "status": exc.http_status(),
+        "error": exc.code or exc.type,
+        "stream": ctx.request.stream if ctx is not None else None,
+        "queue_ms": None,
+        "ttft_ms": None,
+        "duration_ms": ms(now - arrival),
+    }
+    ends = [*(ctx.marks.ends if ctx is not None else ()), ("refused", now)]
+    gateway.report.finished(fields, arrival, now, ends)
     return render_error(gateway, exc, headers)
 
 

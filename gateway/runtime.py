@@ -11,7 +11,6 @@ from pathlib import Path
 
 from prometheus_client import Gauge
 
-from gateway.access_log import AccessLog
 from gateway.admission.controller import PROBE, PoolAdmission
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
@@ -22,6 +21,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.proxy import Proxy
+from gateway.report import Reporter
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.scheduling.scheduler import Scheduler
@@ -48,7 +48,7 @@ class Gateway:
     metrics: GatewayMetrics
     clock: Callable[[], float]
     scheduler: Scheduler
-    access: AccessLog = field(default_factory=AccessLog)
+    report: Reporter
     dashboard: Window = field(default_factory=Window)
     proxy: Proxy | None = None
     dispatcher: Dispatcher | None = None
@@ -69,7 +69,12 @@ class Gateway:
         clock: Callable[[], float],
     ) -> Gateway:
         gateway = cls(
-            PolicyHolder(policy), BackendRegistry(clock), metrics, clock, Scheduler(clock)
+            PolicyHolder(policy),
+            BackendRegistry(clock),
+            metrics,
+            clock,
+            Scheduler(clock),
+            Reporter(clock),
         )
         gateway.holder = PolicyHolder(
             policy, path=path, on_swap=gateway.on_swap, on_result=gateway.on_reload
@@ -95,7 +100,7 @@ class Gateway:
             metrics=self.metrics,
             budget=self.budget,
             clock=self.clock,
-            access=self.access,
+            report=self.report,
             sleep=sleep,
         )
 
@@ -108,7 +113,8 @@ class Gateway:
         """Called with the new policy just before it becomes active."""
         self.backends.reconcile(policy)
         self.scheduler.reconcile(policy)
-        self.access.enabled = policy.source.server.access_log
+        self.report.access.enabled = policy.source.server.access_log
+        self.report.configure(policy.source.tracing)
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())

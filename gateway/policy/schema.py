@@ -298,6 +298,25 @@ class Server(_Strict):
     )
 
 
+class Tracing(_Strict):
+    """OpenTelemetry traces: a span per request, its stages as child spans (off by default)."""
+
+    enabled: bool = False
+    otlp_endpoint: str = Field(
+        default="http://127.0.0.1:4318/v1/traces", description="OTLP/HTTP traces endpoint"
+    )
+    service_name: str = Field(default="latency-gateway", min_length=1, max_length=128)
+    sample_ratio: float = Field(default=1.0, ge=0, le=1, description="Share of requests traced")
+    export_timeout_s: PositiveSeconds = 5.0
+
+    @field_validator("otlp_endpoint")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
 class Policy(_Strict):
     """The whole routing policy."""
 
@@ -311,3 +330,4 @@ class Policy(_Strict):
     retry_budget: RetryBudget = RetryBudget()
     health: Health = Health()
     server: Server = Server()
+    tracing: Tracing = Tracing()

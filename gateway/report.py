@@ -1,0 +1,47 @@
+"""Where a finished request is reported: the access log, and traces when tracing is on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from gateway.access_log import AccessLog
+from gateway.policy.schema import Tracing
+from gateway.tracing.marks import intervals
+
+if TYPE_CHECKING:
+    from gateway.tracing.exporter import RequestTracer
+
+
+class Reporter:
+    def __init__(self, clock: Callable[[], float], access: AccessLog | None = None) -> None:
+        self.access = access or AccessLog()
+        self._clock = clock
+        self.tracer: RequestTracer | None = None
+
+    def configure(self, settings: Tracing) -> None:
+        """Start, restart or stop tracing to match the policy (called on each policy swap)."""
+        if self.tracer is not None and (not settings.enabled or self.tracer.settings != settings):
+            self.tracer.shutdown()
+            self.tracer = None
+        if settings.enabled and self.tracer is None:
+            # Imported here: OpenTelemetry costs start-up time and is off by default.
+            from gateway.tracing.exporter import RequestTracer
+
+            self.tracer = RequestTracer(settings, self._clock)
+
+    def finished(
+        self,
+        fields: dict[str, Any],
+        arrival: float,
+        end: float,
+        stage_ends: Sequence[tuple[str, float]],
+    ) -> None:
+        self.access.write(fields)
+        if self.tracer is not None:
+            self.tracer.record(fields, arrival, end, intervals(arrival, stage_ends))
+
+    def close(self) -> None:
+        if self.tracer is not None:
+            self.tracer.shutdown()
+            self.tracer = None

@@ -1,0 +1,1 @@
+"""Request tracing: stage marks on the hot path, OpenTelemetry spans at the edge."""
