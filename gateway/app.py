@@ -52,6 +52,7 @@ def build_app(
                 async with _background(gateway, client):
                     yield
             finally:
+                await gateway.stop()
                 upstream.close()
 
     app = Starlette(

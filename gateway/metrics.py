@@ -154,6 +154,31 @@ class GatewayMetrics:
             buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
             registry=registry,
         )
+        self.compressions = Counter(
+            "gateway_compressions",
+            "Conversations compressed to fit a pool's token budget, by pool and method "
+            "(truncated | summary)",
+            ["pool", "method"],
+            registry=registry,
+        )
+        self.compression_saved_tokens = Counter(
+            "gateway_compression_saved_tokens",
+            "Prompt tokens removed by compression, by pool",
+            ["pool"],
+            registry=registry,
+        )
+        self.compression_summaries = Counter(
+            "gateway_compression_summaries",
+            "Background summaries of dropped turns, by result (stored | check_failed | error | "
+            "timeout | skipped_busy | skipped_too_long)",
+            ["result"],
+            registry=registry,
+        )
+        self.compression_summary_check_failures = Counter(
+            "gateway_compression_summary_check_failures",
+            "Summaries refused because they lost a number, date, identifier or name",
+            registry=registry,
+        )
         self.backend_healthy = Gauge(
             "gateway_backend_healthy",
             "1 when the backend passes health checks, 0 when ejected",

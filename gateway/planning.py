@@ -3,13 +3,15 @@ request's classification and the policy's tier rules; then the chosen pool's con
 
 Classification (token estimate, length class, difficulty score; ``gateway/classify``) runs
 only when something needs it: an auto route, or a pool with ``max_context``. A request that
-cannot fit the pool's context window gets a 400 naming its token count and the limit.
+cannot fit the pool's context window gets a 400 naming its token count and the limit (a pool
+with ``compression`` leaves that check to the compression stage, ``compressing.py``).
 """
 
 from __future__ import annotations
 
 from gateway.classify import Classification, check_context, classify_chat, classify_completion
 from gateway.classify.messages import requested_max_tokens
+from gateway.compressing import owns_context_check
 from gateway.errors import InvalidRequest, NotFound
 from gateway.pipeline import Plan, RequestContext
 from gateway.policy.compile import ModelRoute, PoolSpec
@@ -20,7 +22,7 @@ def plan_pool(ctx: RequestContext) -> Plan:
     route = _route(ctx)
     classes = classify(ctx) if route.auto or ctx.policy.checks_context else None
     plan = _auto_plan(ctx, classes) if route.auto else _fixed_plan(ctx, route)
-    if classes is not None:
+    if classes is not None and not owns_context_check(ctx, plan.pool):
         _check_context(ctx, plan.pool, classes)
     return plan
 

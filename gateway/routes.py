@@ -15,6 +15,7 @@ from starlette.routing import BaseRoute, Route
 from gateway.admin import admin_routes
 from gateway.admit import admit
 from gateway.body import read_body
+from gateway.compressing import compress_stage
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
 from gateway.lifecycle import CLIENT_GONE
@@ -94,7 +95,9 @@ async def _dispatch(
 ) -> Response:
     dispatcher, proxy = gateway.require_started()
     ctx = rewrite_stage(ctx, gateway.prefix_store, gateway.metrics, headers)
-    admitted = await admit(gateway, ctx, plan_pool(ctx))
+    plan = plan_pool(ctx)
+    ctx = compress_stage(ctx, plan, gateway.summaries, gateway.metrics, headers)
+    admitted = await admit(gateway, ctx, plan)
     headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
     try:
         opened = await dispatcher.open(ctx, admitted.plan, admitted.permit)

@@ -13,13 +13,16 @@ from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.dispatch import Dispatcher
+from gateway.internal_call import InternalCompletion
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.proxy import Proxy
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
+from gateway.rewrite.summary_cache import SummaryCache
 from gateway.scheduling.picker import RoundRobinPicker
+from gateway.summaries import SummaryService
 from gateway.upstream import ConnectionPool
 
 
@@ -44,6 +47,7 @@ class Gateway:
     upstream: ConnectionPool | None = None
     admissions: dict[str, PoolAdmission] = field(default_factory=dict)
     prefix_store: MemoryPrefixStore | None = None
+    summaries: SummaryService | None = None
     _prefix_key: object = None
     started_at: int = field(default_factory=lambda: int(time.time()))
 
@@ -83,6 +87,14 @@ class Gateway:
             clock=self.clock,
             sleep=sleep,
         )
+        self.summaries = SummaryService(
+            SummaryCache(clock=self.clock), InternalCompletion(self), self.metrics
+        )
+
+    async def stop(self) -> None:
+        """Stop background work started by requests (summaries being written)."""
+        if self.summaries is not None:
+            await self.summaries.close()
 
     def require_started(self) -> tuple[Dispatcher, Proxy]:
         if self.dispatcher is None or self.proxy is None:

@@ -1,0 +1,119 @@
+"""Background summaries of dropped conversation runs, and their per-session cache.
+
+``SummaryService.find`` never waits: it answers from the cache (a summary that passed the
+fact check, or nothing) and, on a miss, starts one background task asking the configured
+pool for a summary. The request that missed is sent with a truncation marker; a later request
+dropping the same messages in the same session finds the summary.
+
+A finished summary is checked once, when it arrives (``check_summary``: every number, date,
+identifier and multiword name of the dropped text must be in it); a failure is cached as such,
+counted and never used, so such requests keep the truncation marker until the entry expires.
+
+Bounds: one task per key at a time, at most ``max_pending`` tasks (more misses are skipped and
+counted), dropped runs longer than the summary pool's ``max_input_tokens`` are never sent,
+each call is bounded by ``timeout_s``. Parameters come from the pool's ``compression.summary``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from gateway.classify.messages import Message
+from gateway.classify.tokens import TokenCounter
+from gateway.errors import GatewayError
+from gateway.metrics import GatewayMetrics
+from gateway.policy.schema import Summary
+from gateway.rewrite.summary_cache import SummaryCache, summary_key, summary_request, transcript
+from gateway.rewrite.summary_check import check_summary
+
+log = logging.getLogger(__name__)
+
+# (pool, chat request body) -> the answer's text; raises GatewayError on failure.
+Complete = Callable[[str, dict[str, Any]], Awaitable[str]]
+
+
+class SummaryService:
+    def __init__(
+        self,
+        cache: SummaryCache,
+        complete: Complete,
+        metrics: GatewayMetrics,
+        *,
+        max_pending: int = 16,
+    ) -> None:
+        self._cache = cache
+        self._complete = complete
+        self._metrics = metrics
+        self._max_pending = max_pending
+        self._pending: dict[str, asyncio.Task[None]] = {}
+
+    def find(
+        self, scope: str, dropped: Sequence[Message], settings: Summary, counter: TokenCounter
+    ) -> str | None:
+        """A checked summary of ``dropped`` if one is cached; else maybe start writing one."""
+        key = summary_key(scope, dropped)
+        entry = self._cache.get(key)
+        if entry is not None:
+            return entry.text
+        if key in self._pending:
+            return None
+        if len(self._pending) >= self._max_pending:
+            self._count("skipped_busy")
+            return None
+        if counter.count_messages(dropped) > settings.max_input_tokens:
+            self._cache.put(key, None)  # remember, so the run is not counted again
+            self._count("skipped_too_long")
+            return None
+        task = asyncio.create_task(self._write(key, tuple(dropped), settings))
+        self._pending[key] = task
+        return None
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    async def wait_idle(self) -> None:
+        """Wait until no summary is being written (tests; shutdown)."""
+        while self._pending:
+            await asyncio.gather(*self._pending.values(), return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in self._pending.values():
+            task.cancel()
+        await asyncio.gather(*self._pending.values(), return_exceptions=True)
+
+    async def _write(self, key: str, dropped: tuple[Message, ...], settings: Summary) -> None:
+        assert settings.pool is not None  # the compile step guarantees it
+        try:
+            async with asyncio.timeout(settings.timeout_s):
+                text = await self._complete(
+                    settings.pool, summary_request(dropped, settings.max_tokens)
+                )
+        except TimeoutError:
+            self._count("timeout")
+            return
+        except GatewayError as exc:
+            # Not cached: the pool may answer next time; the request path is unaffected.
+            log.info("summary from pool %s failed: %s", settings.pool, exc.message)
+            self._count("error")
+            return
+        finally:
+            self._pending.pop(key, None)
+        self._store(key, dropped, text.strip())
+
+    def _store(self, key: str, dropped: tuple[Message, ...], text: str) -> None:
+        check = check_summary(transcript(dropped), text)
+        if text and check.ok:
+            self._cache.put(key, text)
+            self._count("stored")
+            return
+        self._cache.put(key, None, check.missing)
+        self._metrics.compression_summary_check_failures.inc()
+        self._count("check_failed")
+        log.info("summary refused, it lost %s", ", ".join(check.missing[:10]) or "everything")
+
+    def _count(self, result: str) -> None:
+        self._metrics.compression_summaries.labels(result).inc()
