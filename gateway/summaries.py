@@ -69,6 +69,8 @@ class SummaryService:
             return None
         task = asyncio.create_task(self._write(key, tuple(dropped), settings))
         self._pending[key] = task
+        # Also runs for a task cancelled before it started (its own code never runs then).
+        task.add_done_callback(lambda _: self._pending.pop(key, None))
         return None
 
     @property
@@ -79,11 +81,13 @@ class SummaryService:
         """Wait until no summary is being written (tests; shutdown)."""
         while self._pending:
             await asyncio.gather(*self._pending.values(), return_exceptions=True)
+            await asyncio.sleep(0)  # done callbacks run on the next loop iteration
 
     async def close(self) -> None:
-        for task in self._pending.values():
+        tasks = list(self._pending.values())
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._pending.values(), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _write(self, key: str, dropped: tuple[Message, ...], settings: Summary) -> None:
         assert settings.pool is not None  # the compile step guarantees it
@@ -100,8 +104,6 @@ class SummaryService:
             log.info("summary from pool %s failed: %s", settings.pool, exc.message)
             self._count("error")
             return
-        finally:
-            self._pending.pop(key, None)
         self._store(key, dropped, text.strip())
 
     def _store(self, key: str, dropped: tuple[Message, ...], text: str) -> None:
