@@ -178,7 +178,7 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
             )
         if len(set(pool.fallback)) != len(pool.fallback):
             problems.append(FieldProblem(f"pools.{name}.fallback", "a pool is listed twice"))
-        problems += _compression_problems(name, pool, pools_with_backends)
+        problems += _compression_problems(name, pool, policy.pools, pools_with_backends)
     rule_names: set[str] = set()
     for i, rule in enumerate(policy.routing.rules):
         if rule.pool not in pools_with_backends:
@@ -203,7 +203,9 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
     return problems
 
 
-def _compression_problems(name: str, pool: Pool, known: set[str]) -> list[FieldProblem]:
+def _compression_problems(
+    name: str, pool: Pool, pools: Mapping[str, Pool], known: set[str]
+) -> list[FieldProblem]:
     settings, where = pool.compression, f"pools.{name}.compression"
     problems = []
     if settings.enabled and settings.budget_tokens is None and pool.max_context is None:
@@ -215,6 +217,19 @@ def _compression_problems(name: str, pool: Pool, known: set[str]) -> list[FieldP
     if summary.enabled and (summary.pool is None or summary.pool not in known):
         problems.append(
             FieldProblem(f"{where}.summary.pool", f"must name a pool (known: {sorted(known)})")
+        )
+    writer = pools.get(summary.pool or "")
+    window = writer.max_context if writer is not None else None
+    if (
+        summary.enabled
+        and window is not None
+        and summary.max_input_tokens + summary.max_tokens > window
+    ):
+        problems.append(
+            FieldProblem(
+                f"{where}.summary.max_input_tokens",
+                f"with max_tokens must fit pool {summary.pool!r}'s max_context ({window})",
+            )
         )
     return problems
 

@@ -187,11 +187,14 @@ def _candidate_cuts(messages: Sequence[Message], keep_last_turns: int) -> list[C
         return []
     start = users[0] + 1
     cuts = []
+    pinned: list[int] = []
+    scanned = start
     # Cutting at users[k] drops turns 1..k-1 (the first turn's user message is the head).
     for turns, end in enumerate(users[1 : len(users) - keep_last_turns + 1], start=1):
-        pinned = tuple(i for i in range(start, end) if messages[i].get("role") in _PINNED_ROLES)
+        pinned += (i for i in range(scanned, end) if messages[i].get("role") in _PINNED_ROLES)
+        scanned = end
         if end - start > len(pinned):
-            cuts.append(Cut(start, end, pinned, turns))
+            cuts.append(Cut(start, end, tuple(pinned), turns))
     return cuts
 
 

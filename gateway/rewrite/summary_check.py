@@ -28,7 +28,10 @@ _DATE = re.compile(
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
     r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}, \d{4}\b"
 )
-_IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*\b")
+# The lookahead keeps plain words from matching at all (a Python callback per word is slow).
+_IDENTIFIER = re.compile(
+    r"\b(?=[\w.-]*?(?:\d|_|[a-z][A-Z]))[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*\b"
+)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 _NAME = re.compile(r"\b[A-Z][\w'&]*(?:[ \t]+[A-Z][\w'&]*)+")
 _FUNCTION_WORDS = frozenset(
@@ -106,5 +109,17 @@ def _normal_text(text: str) -> str:
 
 
 def _found(fact: str, haystack: str) -> bool:
-    pattern = r"(?<![\w])" + re.escape(fact) + r"(?![\w])"
-    return re.search(pattern, haystack) is not None
+    """``fact`` occurs in ``haystack`` with no word character touching it on either side."""
+    at = haystack.find(fact)
+    while at >= 0:
+        end = at + len(fact)
+        before = haystack[at - 1] if at else " "
+        after = haystack[end] if end < len(haystack) else " "
+        if not _word_char(before) and not _word_char(after):
+            return True
+        at = haystack.find(fact, at + 1)
+    return False
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"

@@ -60,6 +60,12 @@ def test_enabled_with_a_summary_pool() -> None:
             "greater than or equal to 1",
         ),
         ("large: {compression: {colour: red}}", "pools.large.compression.colour", "unknown key"),
+        (
+            "small: {max_context: 2048}, large: {compression: {enabled: true, budget_tokens: 900, "
+            "summary: {enabled: true, pool: small}}}",
+            "pools.large.compression.summary.max_input_tokens",
+            "must fit pool 'small'",
+        ),
     ],
 )
 def test_bad_settings_are_refused(pools: str, path: str, fragment: str) -> None:

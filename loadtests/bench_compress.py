@@ -1,0 +1,99 @@
+"""Benchmark: the cost of the compression stage per request, and of the summary fact check.
+
+Method: chat conversations of 20, 60 and 200 turns (each message about 100 tokens of prose),
+sent through ``compressing.compress_stage`` for a pool with ``max_context: 8192`` and
+compression on (the 20-turn one fits and is only counted; the others are compressed), each
+``--calls`` times, one call per sample; then ``check_summary`` on the text a 60-turn
+compression drops. Prints p50/p99/max in microseconds.
+
+Parameters: ``--calls`` (samples per case).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from gateway.classify import EstimateCounter
+from gateway.compressing import compress_stage
+from gateway.metrics import GatewayMetrics
+from gateway.openai_api import ParsedRequest
+from gateway.pipeline import Plan, RequestContext
+from gateway.policy import load_policy_text
+from gateway.rewrite.compress import CompressConfig, compress
+from gateway.rewrite.summary_cache import transcript
+from gateway.rewrite.summary_check import check_summary
+from loadtests.loadgen.stats import percentile
+
+POLICY = """
+backends:
+  - {name: s0, url: "http://127.0.0.1:1", model: m, pool: main}
+models:
+  chat: {pool: main}
+pools:
+  main:
+    max_context: 8192
+    compression: {enabled: true, keep_last_turns: 4}
+"""
+
+PROSE = (
+    "On 2026-11-03 the Berlin Office shipped 14 units of part AX-220 to Nordic Freight, and "
+    "the invoice INV-5531 for 2,450.00 euros is still open. Please keep the order as agreed "
+)
+
+
+def conversation(turns: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are helpful."}]
+    for t in range(turns):
+        messages.append({"role": "user", "content": f"Turn {t}. " + PROSE * 2})
+        messages.append({"role": "assistant", "content": f"Answer {t}. " + PROSE * 2})
+    return messages
+
+
+def _time(call: Callable[[], object], calls: int) -> str:
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - start) * 1e6)
+    samples.sort()
+    return (
+        f"p50 {percentile(samples, 50):8.1f}  p99 {percentile(samples, 99):8.1f}  "
+        f"max {samples[-1]:8.1f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=500)
+    args = parser.parse_args()
+    policy = load_policy_text(POLICY)
+    plan = Plan(policy.pools["main"], "model:chat")
+    metrics = GatewayMetrics(CollectorRegistry())
+    counter = EstimateCounter()
+    for turns in (20, 60, 200):
+        messages = conversation(turns)
+        body = {"model": "chat", "messages": messages, "max_tokens": 256}
+        ctx = RequestContext("r", 0.0, ParsedRequest("chat", "chat", False, body), policy, {})
+        tokens = counter.count_messages(messages)
+
+        def stage(ctx: RequestContext = ctx) -> object:
+            return compress_stage(ctx, plan, None, metrics, {})
+
+        print(f"compress_stage {turns:3d} turns ({tokens:6d} tokens): {_time(stage, args.calls)}")
+    dropped = compress(conversation(60), counter, CompressConfig(7936, 4)).dropped
+    text = transcript(dropped)
+    summary = text[: len(text) // 2]
+
+    def check() -> object:
+        return check_summary(text, summary)
+
+    print(f"check_summary on {counter.count(text)} dropped tokens: {_time(check, args.calls)}")
+
+
+if __name__ == "__main__":
+    main()
