@@ -51,8 +51,11 @@ def compress_stage(
     body = ctx.request.body
     messages = body["messages"]
     budget = _budget(pool, settings, requested_max_tokens(body))
+    counted = plan.prompt_tokens
+    if counted is not None and 0 < counted <= budget:
+        return ctx  # fits the budget, so the context too: no need to count again
     if budget < 1 or ctx.headers.get("x-gateway-rewrite", "").lower() == "off":
-        _check_context(ctx, pool, _COUNTER.count_messages(messages))
+        _check_context(ctx, pool, counted or _COUNTER.count_messages(messages))
         return ctx
     config = CompressConfig(budget, settings.keep_last_turns, settings.step_tokens)
     result = compress(messages, _COUNTER, config)

@@ -35,6 +35,7 @@ class RequestContext:
 class Plan:
     pool: PoolSpec
     reason: str
+    prompt_tokens: int | None = None  # the plan stage's estimate, when it classified
 
 
 def pick_backend(

@@ -9,6 +9,8 @@ with ``compression`` leaves that check to the compression stage, ``compressing.p
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gateway.classify import Classification, check_context, classify_chat, classify_completion
 from gateway.classify.messages import requested_max_tokens
 from gateway.compressing import owns_context_check
@@ -22,8 +24,10 @@ def plan_pool(ctx: RequestContext) -> Plan:
     route = _route(ctx)
     classes = classify(ctx) if route.auto or ctx.policy.checks_context else None
     plan = _auto_plan(ctx, classes) if route.auto else _fixed_plan(ctx, route)
-    if classes is not None and not owns_context_check(ctx, plan.pool):
-        _check_context(ctx, plan.pool, classes)
+    if classes is not None:
+        plan = replace(plan, prompt_tokens=classes.prompt_tokens)
+        if not owns_context_check(ctx, plan.pool):
+            _check_context(ctx, plan.pool, classes)
     return plan
 
 

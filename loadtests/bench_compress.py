@@ -1,8 +1,9 @@
 """Benchmark: the cost of the compression stage per request, and of the summary fact check.
 
 Method: chat conversations of 20, 60 and 200 turns (each message about 100 tokens of prose),
-sent through ``compressing.compress_stage`` for a pool with ``max_context: 8192`` and
-compression on (the 20-turn one fits and is only counted; the others are compressed), each
+for a pool with ``max_context: 8192`` and compression on (the 20-turn one fits; the others are
+compressed): the plan stage and the compression stage together, as on the request path (the
+plan stage's token estimate tells the compression stage when a request fits), each
 ``--calls`` times, one call per sample; then ``check_summary`` on the text a 60-turn
 compression drops. Prints p50/p99/max in microseconds.
 
@@ -22,7 +23,8 @@ from gateway.classify import EstimateCounter
 from gateway.compressing import compress_stage
 from gateway.metrics import GatewayMetrics
 from gateway.openai_api import ParsedRequest
-from gateway.pipeline import Plan, RequestContext
+from gateway.pipeline import RequestContext
+from gateway.planning import plan_pool
 from gateway.policy import load_policy_text
 from gateway.rewrite.compress import CompressConfig, compress
 from gateway.rewrite.summary_cache import transcript
@@ -72,7 +74,6 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=500)
     args = parser.parse_args()
     policy = load_policy_text(POLICY)
-    plan = Plan(policy.pools["main"], "model:chat")
     metrics = GatewayMetrics(CollectorRegistry())
     counter = EstimateCounter()
     for turns in (20, 60, 200):
@@ -81,10 +82,10 @@ def main() -> None:
         ctx = RequestContext("r", 0.0, ParsedRequest("chat", "chat", False, body), policy, {})
         tokens = counter.count_messages(messages)
 
-        def stage(ctx: RequestContext = ctx) -> object:
-            return compress_stage(ctx, plan, None, metrics, {})
+        def stages(ctx: RequestContext = ctx) -> object:
+            return compress_stage(ctx, plan_pool(ctx), None, metrics, {})
 
-        print(f"compress_stage {turns:3d} turns ({tokens:6d} tokens): {_time(stage, args.calls)}")
+        print(f"plan + compress {turns:3d} turns ({tokens:6d} tokens): {_time(stages, args.calls)}")
     dropped = compress(conversation(60), counter, CompressConfig(7936, 4)).dropped
     text = transcript(dropped)
     summary = text[: len(text) // 2]
