@@ -151,9 +151,9 @@ def compress(
 def with_summary(
     compression: Compression, summary: str, counter: TokenCounter, budget_tokens: int
 ) -> Compression | None:
-    """The same cut with ``summary`` as the note; None when that would exceed the budget."""
+    """A truncation's cut with ``summary`` as the note; None when over the budget."""
     cut, record = compression.cut, compression.record
-    if cut is None or record is None:
+    if cut is None or record is None or record.method is not Method.TRUNCATED:
         return None
     old = truncation_note(record.dropped_messages, record.dropped_turns)
     note = summary_note(record.dropped_messages, summary)
