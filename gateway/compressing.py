@@ -91,7 +91,7 @@ def _with_cached_summary(
     budget: int,
 ) -> Compression:
     scope = ctx.headers.get("x-gateway-session", "")
-    text = summaries.find(scope, result.dropped, settings.summary, _COUNTER)
+    text = summaries.find(scope, result, settings.summary, _COUNTER)
     if text is None:
         return result
     return with_summary(result, text, _COUNTER, budget) or result

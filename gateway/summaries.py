@@ -2,15 +2,18 @@
 
 ``SummaryService.find`` never waits: it answers from the cache (a summary that passed the
 fact check, or nothing) and, on a miss, starts one background task asking the configured
-pool for a summary. The request that missed is sent with a truncation marker; a later request
-dropping the same messages in the same session finds the summary.
+pool for a summary; when a shorter cut of the same conversation already has one (the cut
+moved forward a step), the pool is asked to extend that summary with the turns that followed
+instead of reading the whole dropped run again. The request that missed is sent with a
+truncation marker; a later request dropping the same messages in the same session finds the
+summary.
 
 A finished summary is checked once, when it arrives (``check_summary``: every number, date,
 identifier and multiword name of the dropped text must be in it); a failure is cached as such,
 counted and never used, so such requests keep the truncation marker until the entry expires.
 
 Bounds: one task per key at a time, at most ``max_pending`` tasks (more misses are skipped and
-counted), dropped runs longer than the summary pool's ``max_input_tokens`` are never sent,
+counted), inputs longer than the summary pool's ``max_input_tokens`` are never sent,
 each call is bounded by ``timeout_s``. Parameters come from the pool's ``compression.summary``.
 """
 
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gateway.classify.messages import Message
@@ -26,7 +29,14 @@ from gateway.classify.tokens import TokenCounter
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Summary
-from gateway.rewrite.summary_cache import SummaryCache, summary_key, summary_request, transcript
+from gateway.rewrite.compress import Compression
+from gateway.rewrite.summary_cache import (
+    SummaryCache,
+    extend_request,
+    summary_key,
+    summary_request,
+    transcript,
+)
 from gateway.rewrite.summary_check import check_summary
 
 log = logging.getLogger(__name__)
@@ -51,9 +61,11 @@ class SummaryService:
         self._pending: dict[str, asyncio.Task[None]] = {}
 
     def find(
-        self, scope: str, dropped: Sequence[Message], settings: Summary, counter: TokenCounter
+        self, scope: str, compression: Compression, settings: Summary, counter: TokenCounter
     ) -> str | None:
-        """A checked summary of ``dropped`` if one is cached; else maybe start writing one."""
+        """A checked summary of what ``compression`` drops if one is cached; else maybe start
+        writing one (extending the summary of an earlier, shorter cut when there is one)."""
+        dropped = compression.dropped
         key = summary_key(scope, dropped)
         entry = self._cache.get(key)
         if entry is not None:
@@ -63,15 +75,31 @@ class SummaryService:
         if len(self._pending) >= self._max_pending:
             self._count("skipped_busy")
             return None
-        if counter.count_messages(dropped) > settings.max_input_tokens:
+        body, size = self._request(scope, compression, settings, counter)
+        if size > settings.max_input_tokens:
             self._cache.put(key, None)  # remember, so the run is not counted again
             self._count("skipped_too_long")
             return None
-        task = asyncio.create_task(self._write(key, tuple(dropped), settings))
+        task = asyncio.create_task(self._write(key, dropped, settings, body))
         self._pending[key] = task
         # Also runs for a task cancelled before it started (its own code never runs then).
         task.add_done_callback(lambda _: self._pending.pop(key, None))
         return None
+
+    def _request(
+        self, scope: str, compression: Compression, settings: Summary, counter: TokenCounter
+    ) -> tuple[dict[str, Any], int]:
+        """The summary request and its input size: extend the latest earlier summary, if any."""
+        dropped = compression.dropped
+        for earlier in reversed(compression.earlier):
+            covered = earlier.dropped(compression.source)
+            entry = self._cache.get(summary_key(scope, covered))
+            if entry is not None and entry.text is not None:
+                following = dropped[len(covered) :]
+                size = counter.count(entry.text) + counter.count_messages(following)
+                return extend_request(entry.text, following, settings.max_tokens), size
+        size = counter.count_messages(dropped)
+        return summary_request(dropped, settings.max_tokens), size
 
     @property
     def pending(self) -> int:
@@ -89,13 +117,17 @@ class SummaryService:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _write(self, key: str, dropped: tuple[Message, ...], settings: Summary) -> None:
+    async def _write(
+        self,
+        key: str,
+        dropped: tuple[Message, ...],
+        settings: Summary,
+        body: dict[str, Any],
+    ) -> None:
         assert settings.pool is not None  # the compile step guarantees it
         try:
             async with asyncio.timeout(settings.timeout_s):
-                text = await self._complete(
-                    settings.pool, summary_request(dropped, settings.max_tokens)
-                )
+                text = await self._complete(settings.pool, body)
         except TimeoutError:
             self._count("timeout")
             return

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -108,6 +108,9 @@ class Compression:
     fits: bool  # ``messages`` are within the budget
     cut: Cut | None = None
     record: CompressionRecord | None = None
+    # Step cuts before ``cut``, earliest first: what shorter versions of this conversation
+    # were cut at, so a summary written then can be extended instead of rewritten.
+    earlier: tuple[Cut, ...] = ()
 
     @property
     def applied(self) -> bool:
@@ -140,11 +143,14 @@ def compress(
     unchanged = Compression(source, source, costs.total, fits=costs.total <= config.budget_tokens)
     if unchanged.fits:
         return unchanged
+    tried: list[Cut] = []
     for cut in _preferred(_candidate_cuts(source, config.keep_last_turns), costs, config.step):
         note = truncation_note(_dropped_count(cut), cut.turns)
         after = costs.after(cut, note)
         if after <= config.budget_tokens:
-            return _build(source, cut, note, Method.TRUNCATED, costs.total, after)
+            built = _build(source, cut, note, Method.TRUNCATED, costs.total, after)
+            return replace(built, earlier=tuple(tried))
+        tried.append(cut)
     return unchanged
 
 
@@ -160,7 +166,8 @@ def with_summary(
     after = record.tokens_after + counter.count(note) - counter.count(old)
     if after > budget_tokens:
         return None
-    return _build(compression.source, cut, note, Method.SUMMARY, record.tokens_before, after)
+    built = _build(compression.source, cut, note, Method.SUMMARY, record.tokens_before, after)
+    return replace(built, earlier=compression.earlier)
 
 
 def _dropped_count(cut: Cut) -> int:

@@ -4,6 +4,11 @@ Key: BLAKE2b of the session scope (``x-gateway-session``, empty when absent) and
 messages' canonical JSON, so a summary is only ever reused for exactly the messages it was
 written from, within the session that sent them.
 
+Requests: ``summary_request`` asks for a summary of dropped messages; ``extend_request`` asks
+to fold the messages that followed into an earlier summary, which keeps the summary pool's
+input small as a conversation grows (the cut moves forward by steps, each dropping a few more
+turns).
+
 Store: an LRU map with idle expiry (``ttl_s``), at most ``max_entries`` entries and
 ``max_total_chars`` of summary text; injected monotonic clock. An entry records either the
 summary (it passed ``check_summary``) or the facts it lost (it failed), so a failed summary is
@@ -26,6 +31,12 @@ SYSTEM_PROMPT = (
     "You write summaries of conversations for a model that will continue them. Summarise the "
     "conversation excerpt below in a few sentences. Keep every number, amount, date, time, "
     "identifier and name exactly as written. Do not add anything that is not in the excerpt."
+)
+
+
+EXTEND_PROMPT = (
+    SYSTEM_PROMPT + " You are given the summary so far and the messages that followed it: "
+    "write one summary covering both."
 )
 
 
@@ -61,6 +72,22 @@ def summary_request(dropped: Sequence[Message], max_tokens: int) -> dict[str, An
         "messages": [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": transcript(dropped)},
+        ],
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "stream": False,
+    }
+
+
+def extend_request(
+    summary_so_far: str, following: Sequence[Message], max_tokens: int
+) -> dict[str, Any]:
+    """The request asking to fold ``following`` messages into an earlier summary."""
+    text = f"Summary so far:\n{summary_so_far}\n\nMessages that followed:\n{transcript(following)}"
+    return {
+        "messages": [
+            {"role": "system", "content": EXTEND_PROMPT},
+            {"role": "user", "content": text},
         ],
         "max_tokens": max_tokens,
         "temperature": 0,

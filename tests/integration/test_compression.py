@@ -202,3 +202,17 @@ def test_a_summary_that_drops_a_number_is_refused() -> None:
     assert len(setup.summarizer.bodies) == 1  # the refusal is remembered
     assert "gateway_compression_summary_check_failures_total 1.0" in metrics
     assert 'gateway_compression_summaries_total{result="check_failed"} 1.0' in metrics
+
+
+def test_a_growing_conversation_extends_its_summary() -> None:
+    session = {"x-gateway-session": "conv-1"}
+    with running() as setup:
+        for turns in range(12, 20):
+            setup.ask(long_chat(turns), **session)
+            setup.settle()
+        last = setup.ask(long_chat(19), **session)
+    asked = [body["messages"][1]["content"] for body in setup.summarizer.bodies]
+    assert any(text.startswith(f"Summary so far:\n{GOOD_SUMMARY}") for text in asked)
+    assert last.headers["x-gateway-compressed"].startswith("method=summary;")
+    cuts = {tuple(m["content"] for m in body["messages"][3:5]) for body in setup.main.bodies}
+    assert len(cuts) < len(setup.main.bodies) - 1  # requests shared their compressed prefix

@@ -123,3 +123,17 @@ def test_the_cut_never_moves_backwards_as_the_conversation_grows(
         if result.cut is not None:
             ends.append(result.cut.end)
     assert ends == sorted(ends)
+
+
+@settings(max_examples=200, deadline=None)
+@given(conversations(), CONFIGS)
+def test_earlier_cuts_drop_a_prefix_of_what_the_cut_drops(
+    messages: list[dict[str, Any]], config: CompressConfig
+) -> None:
+    result = compress(messages, COUNTER, config)
+    ends = [cut.end for cut in result.earlier]
+    assert ends == sorted(ends)
+    for earlier in result.earlier:
+        covered = earlier.dropped(result.source)
+        assert result.dropped[: len(covered)] == covered
+        assert len(covered) < len(result.dropped)
