@@ -6,8 +6,10 @@ a pool's context check moves here from planning. The budget is the pool's
 completion (the client's ``max_tokens``, else ``reserve_tokens``). Over it, the history is
 compressed (``gateway.rewrite.compress``); with ``summary.enabled`` a cached, fact-checked
 summary replaces the truncation marker when there is one, and a missing one is requested
-in the background (``gateway.summaries``). The response says what happened in
-``x-gateway-compressed: method=<truncated|summary>; dropped=<messages>; tokens=<before>-><after>``.
+in the background (``gateway.summaries``); meanwhile the summary of an earlier, shorter cut
+of the same conversation is used for the messages it covers (``partial_summary``). The
+response says what happened in ``x-gateway-compressed: method=<truncated|summary|
+partial_summary>; dropped=<messages>; tokens=<before>-><after>``.
 
 A request that cannot be brought under the budget is sent as it is when it fits
 ``max_context`` (or the pool has none), else refused with the usual 400
@@ -92,9 +94,15 @@ def _with_cached_summary(
 ) -> Compression:
     scope = ctx.headers.get("x-gateway-session", "")
     text = summaries.find(scope, result, settings.summary, _COUNTER)
-    if text is None:
+    if text is not None:
+        return with_summary(result, text, _COUNTER, budget) or result
+    # While the summary of this cut is being written, an earlier cut's summary still beats a
+    # bare marker: it covers the first dropped messages, the note says the rest are left out.
+    earlier = summaries.earlier(scope, result)
+    if earlier is None:
         return result
-    return with_summary(result, text, _COUNTER, budget) or result
+    covered, text = earlier
+    return with_summary(result, text, _COUNTER, budget, covered) or result
 
 
 def _check_context(ctx: RequestContext, pool: PoolSpec, prompt_tokens: int) -> None:

@@ -157,7 +157,7 @@ class GatewayMetrics:
         self.compressions = Counter(
             "gateway_compressions",
             "Conversations compressed to fit a pool's token budget, by pool and method "
-            "(truncated | summary)",
+            "(truncated | summary | partial_summary)",
             ["pool", "method"],
             registry=registry,
         )

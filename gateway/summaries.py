@@ -86,18 +86,27 @@ class SummaryService:
         task.add_done_callback(lambda _: self._pending.pop(key, None))
         return None
 
+    def earlier(self, scope: str, compression: Compression) -> tuple[int, str] | None:
+        """The checked summary of the latest earlier cut of this conversation, if cached, and
+        how many of the dropped messages it covers."""
+        for cut in reversed(compression.earlier):
+            covered = cut.dropped(compression.source)
+            entry = self._cache.get(summary_key(scope, covered))
+            if entry is not None and entry.text is not None:
+                return len(covered), entry.text
+        return None
+
     def _request(
         self, scope: str, compression: Compression, settings: Summary, counter: TokenCounter
     ) -> tuple[dict[str, Any], int]:
         """The summary request and its input size: extend the latest earlier summary, if any."""
         dropped = compression.dropped
-        for earlier in reversed(compression.earlier):
-            covered = earlier.dropped(compression.source)
-            entry = self._cache.get(summary_key(scope, covered))
-            if entry is not None and entry.text is not None:
-                following = dropped[len(covered) :]
-                size = counter.count(entry.text) + counter.count_messages(following)
-                return extend_request(entry.text, following, settings.max_tokens), size
+        found = self.earlier(scope, compression)
+        if found is not None:
+            covered, text = found
+            following = dropped[covered:]
+            size = counter.count(text) + counter.count_messages(following)
+            return extend_request(text, following, settings.max_tokens), size
         size = counter.count_messages(dropped)
         return summary_request(dropped, settings.max_tokens), size
 

@@ -48,6 +48,7 @@ _PINNED_ROLES = frozenset({"system", "developer"})
 class Method(StrEnum):
     TRUNCATED = "truncated"
     SUMMARY = "summary"
+    PARTIAL_SUMMARY = "partial_summary"  # a summary of the first dropped messages only
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +130,15 @@ def truncation_note(dropped_messages: int, dropped_turns: int) -> str:
     )
 
 
-def summary_note(dropped_messages: int, summary: str) -> str:
-    head = f"{NOTE_OPEN}summary of {dropped_messages} earlier messages of this conversation]"
+def summary_note(dropped_messages: int, summary: str, covered: int | None = None) -> str:
+    if covered is None:
+        head = f"{NOTE_OPEN}summary of {dropped_messages} earlier messages of this conversation]"
+    else:
+        head = (
+            f"{NOTE_OPEN}summary of the first {covered} of {dropped_messages} earlier messages "
+            f"of this conversation; the other {dropped_messages - covered} were left out here "
+            "to fit the context window]"
+        )
     return f"{head}\n{summary}"
 
 
@@ -155,18 +163,27 @@ def compress(
 
 
 def with_summary(
-    compression: Compression, summary: str, counter: TokenCounter, budget_tokens: int
+    compression: Compression,
+    summary: str,
+    counter: TokenCounter,
+    budget_tokens: int,
+    covered: int | None = None,
 ) -> Compression | None:
-    """A truncation's cut with ``summary`` as the note; None when over the budget."""
+    """A truncation's cut with ``summary`` as the note; None when over the budget.
+
+    ``covered``: the summary is of only the first ``covered`` dropped messages (an earlier
+    cut's summary while the current one is being written); the note says so.
+    """
     cut, record = compression.cut, compression.record
     if cut is None or record is None or record.method is not Method.TRUNCATED:
         return None
     old = truncation_note(record.dropped_messages, record.dropped_turns)
-    note = summary_note(record.dropped_messages, summary)
+    note = summary_note(record.dropped_messages, summary, covered)
     after = record.tokens_after + counter.count(note) - counter.count(old)
     if after > budget_tokens:
         return None
-    built = _build(compression.source, cut, note, Method.SUMMARY, record.tokens_before, after)
+    method = Method.SUMMARY if covered is None else Method.PARTIAL_SUMMARY
+    built = _build(compression.source, cut, note, method, record.tokens_before, after)
     return replace(built, earlier=compression.earlier)
 
 

@@ -206,13 +206,24 @@ def test_a_summary_that_drops_a_number_is_refused() -> None:
 
 def test_a_growing_conversation_extends_its_summary() -> None:
     session = {"x-gateway-session": "conv-1"}
+    methods = []
     with running() as setup:
         for turns in range(12, 20):
-            setup.ask(long_chat(turns), **session)
+            answer = setup.ask(long_chat(turns), **session)
+            methods.append(answer.headers["x-gateway-compressed"].split(";")[0])
             setup.settle()
-        last = setup.ask(long_chat(19), **session)
+    # Each step of the cut first reuses the earlier summary for what it covers, then the
+    # extended summary arrives: the middle is never lost after the first request.
+    assert methods[0] == "method=truncated"
+    assert set(methods[1:]) == {"method=summary", "method=partial_summary"}
     asked = [body["messages"][1]["content"] for body in setup.summarizer.bodies]
-    assert any(text.startswith(f"Summary so far:\n{GOOD_SUMMARY}") for text in asked)
-    assert last.headers["x-gateway-compressed"].startswith("method=summary;")
+    assert all(text.startswith(f"Summary so far:\n{GOOD_SUMMARY}") for text in asked[1:])
+    partial = next(
+        body["messages"][2]["content"]
+        for body, method in zip(setup.main.bodies, methods, strict=True)
+        if method == "method=partial_summary"
+    )
+    assert partial.startswith("[Gateway note: summary of the first ")
+    assert partial.endswith(GOOD_SUMMARY)
     cuts = {tuple(m["content"] for m in body["messages"][3:5]) for body in setup.main.bodies}
     assert len(cuts) < len(setup.main.bodies) - 1  # requests shared their compressed prefix

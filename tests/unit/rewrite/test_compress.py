@@ -128,6 +128,21 @@ def test_summary_replaces_the_marker_when_it_fits() -> None:
     assert with_summary(truncated, too_long, COUNTER, 200) is None
 
 
+def test_a_partial_summary_says_what_it_covers() -> None:
+    truncated = compress(conversation(10), COUNTER, CompressConfig(200, keep_last_turns=2))
+    assert truncated.record is not None
+    dropped = truncated.record.dropped_messages
+    partial = with_summary(truncated, "They agreed on 42 units.", COUNTER, 200, covered=3)
+    assert partial is not None
+    assert partial.record is not None
+    assert partial.record.method is Method.PARTIAL_SUMMARY
+    note = partial.messages[2]["content"]
+    assert note.startswith(f"{NOTE_OPEN}summary of the first 3 of {dropped} earlier messages")
+    assert f"the other {dropped - 3} were left out" in note
+    assert partial.record.tokens_after == COUNTER.count_messages(partial.messages)
+    assert with_summary(partial, "again", COUNTER, 200) is None  # only on a truncation
+
+
 def test_config_validation() -> None:
     with pytest.raises(ValueError, match="keep_last_turns"):
         CompressConfig(budget_tokens=100, keep_last_turns=0)
