@@ -142,18 +142,6 @@ class GatewayMetrics:
             ["kind"],
             registry=registry,
         )
-        self.prefix_breaks = Counter(
-            "gateway_prefix_break",
-            "Session prompts that stopped sharing the previous prompt's prefix, by cause",
-            ["cause"],
-            registry=registry,
-        )
-        self.prefix_break_offset = Histogram(
-            "gateway_prefix_break_offset_tokens",
-            "Where (in tokens) a session's prompt diverged from the previous one",
-            buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
-            registry=registry,
-        )
         self.compressions = Counter(
             "gateway_compressions",
             "Conversations compressed to fit a pool's token budget, by pool and method "
@@ -177,6 +165,18 @@ class GatewayMetrics:
         self.compression_summary_check_failures = Counter(
             "gateway_compression_summary_check_failures",
             "Summaries refused because they lost a number, date, identifier or name",
+            registry=registry,
+        )
+        self.prefix_breaks = Counter(
+            "gateway_prefix_break",
+            "Session prompts that stopped sharing the previous prompt's prefix, by cause",
+            ["cause"],
+            registry=registry,
+        )
+        self.prefix_break_offset = Histogram(
+            "gateway_prefix_break_offset_tokens",
+            "Where (in tokens) a session's prompt diverged from the previous one",
+            buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
             registry=registry,
         )
         self.backend_healthy = Gauge(

@@ -12,6 +12,7 @@ from gateway.admission.controller import PROBE, PoolAdmission
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.compression_summaries import SummaryService
 from gateway.dispatch import Dispatcher
 from gateway.internal_call import InternalCompletion
 from gateway.metrics import GatewayMetrics
@@ -20,9 +21,7 @@ from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.proxy import Proxy
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
-from gateway.rewrite.summary_cache import SummaryCache
 from gateway.scheduling.picker import RoundRobinPicker
-from gateway.summaries import SummaryService
 from gateway.upstream import ConnectionPool
 
 
@@ -87,9 +86,7 @@ class Gateway:
             clock=self.clock,
             sleep=sleep,
         )
-        self.summaries = SummaryService(
-            SummaryCache(clock=self.clock), InternalCompletion(self), self.metrics
-        )
+        self.summaries = SummaryService(InternalCompletion(self), self.metrics, clock=self.clock)
 
     async def stop(self) -> None:
         """Stop background work started by requests (summaries being written)."""

@@ -48,13 +48,14 @@ Complete = Callable[[str, dict[str, Any]], Awaitable[str]]
 class SummaryService:
     def __init__(
         self,
-        cache: SummaryCache,
         complete: Complete,
         metrics: GatewayMetrics,
         *,
+        clock: Callable[[], float],
+        cache: SummaryCache | None = None,
         max_pending: int = 16,
     ) -> None:
-        self._cache = cache
+        self._cache = cache if cache is not None else SummaryCache(clock=clock)
         self._complete = complete
         self._metrics = metrics
         self._max_pending = max_pending

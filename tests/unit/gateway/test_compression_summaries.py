@@ -8,12 +8,12 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from gateway.classify.messages import Message
+from gateway.compression_summaries import SummaryService
 from gateway.errors import ServiceUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Summary
 from gateway.rewrite.compress import Compression, Cut
 from gateway.rewrite.summary_cache import SummaryCache
-from gateway.summaries import SummaryService
 from tests.unit.rewrite.compress_helpers import WordCounter, msg
 
 SETTINGS = Summary(enabled=True, pool="small", max_tokens=64, timeout_s=5, max_input_tokens=100)
@@ -52,7 +52,7 @@ class Upstream:
 def _service(upstream: Upstream, **kwargs: Any) -> tuple[SummaryService, GatewayMetrics]:
     metrics = GatewayMetrics(CollectorRegistry())
     cache = SummaryCache(clock=lambda: 0.0)
-    return SummaryService(cache, upstream, metrics, **kwargs), metrics
+    return SummaryService(upstream, metrics, clock=lambda: 0.0, cache=cache, **kwargs), metrics
 
 
 def _count(metrics: GatewayMetrics, result: str) -> float:
