@@ -8,8 +8,9 @@ Algorithm. The conversation is read as a head, turns and a tail:
   and their tool results always sit in the same turn and are dropped or kept together;
 - the tail is the last ``keep_last_turns`` turns (the last user message is in it); kept.
 
-Over the budget, a run of whole turns right after the head is dropped and one marked note
-message takes its place: a truncation marker, or a summary of the dropped messages
+Over the budget, the messages after the head up to the start of a later turn (the rest of
+the first turn and whole turns after it) are dropped and one marked note message takes
+their place: a truncation marker, or a summary of the dropped messages
 (``with_summary``). The note has the ``assistant`` role because it sits between the first
 user message and a user message, which keeps user/assistant alternation for chat templates
 that insist on it. System and developer messages inside the dropped run are instructions,
@@ -21,7 +22,9 @@ move as the conversation grows (earlier messages never change), so consecutive r
 one conversation keep the same compressed prefix until the next step is needed: the
 backend's prefix cache keeps hitting and a summary of the dropped run stays reusable. The
 earliest step cut that fits is taken; if none does, the latest possible cut (just before the
-tail); if even that does not fit, nothing is changed and ``fits`` is False.
+tail); if even that does not fit, nothing is changed and ``fits`` is False. The step cuts
+tried before the chosen one are reported (``Compression.earlier``): shorter versions of the
+conversation were cut there, so their summaries can be extended rather than rewritten.
 
 Parameters (``CompressConfig``): ``budget_tokens`` (prompt tokens allowed), ``keep_last_turns``
 (N >= 1), ``step_tokens`` (cut granularity; default a quarter of the budget). Counting uses a
@@ -112,10 +115,6 @@ class Compression:
     # Step cuts before ``cut``, earliest first: what shorter versions of this conversation
     # were cut at, so a summary written then can be extended instead of rewritten.
     earlier: tuple[Cut, ...] = ()
-
-    @property
-    def applied(self) -> bool:
-        return self.record is not None
 
     @property
     def dropped(self) -> tuple[Message, ...]:
