@@ -102,12 +102,15 @@ class Setup:
 
 
 @contextmanager
-def running(compression: str = COMPRESSING, summary: str = GOOD_SUMMARY) -> Iterator[Setup]:
+def running(
+    compression: str = COMPRESSING, summary: str = GOOD_SUMMARY, summary_status: int | None = None
+) -> Iterator[Setup]:
     main_log, summary_log = FakeLog(), FakeLog()
-    fast = {"ttft_s": 0.001, "tokens": 3, "itl_s": 0.0}
+    fast: dict[str, Any] = {"ttft_s": 0.001, "tokens": 3, "itl_s": 0.0}
+    writer = FakeConfig(**fast, content=summary, fail_status=summary_status)
     with (
-        serve(build_fake(FakeConfig(**fast), main_log)) as main,  # type: ignore[arg-type]
-        serve(build_fake(FakeConfig(**fast, content=summary), summary_log)) as summ,  # type: ignore[arg-type]
+        serve(build_fake(FakeConfig(**fast), main_log)) as main,
+        serve(build_fake(writer, summary_log)) as summ,
     ):
         app = build_app(load_policy_text(_policy(main, summ, compression)))
         with serve_app(app) as served:
@@ -227,3 +230,17 @@ def test_a_growing_conversation_extends_its_summary() -> None:
     assert partial.endswith(GOOD_SUMMARY)
     cuts = {tuple(m["content"] for m in body["messages"][3:5]) for body in setup.main.bodies}
     assert len(cuts) < len(setup.main.bodies) - 1  # requests shared their compressed prefix
+
+
+def test_a_failing_summary_pool_never_affects_requests() -> None:
+    chat = long_chat()
+    session = {"x-gateway-session": "conv-1"}
+    with running(summary_status=500) as setup:
+        first = setup.ask(chat, **session)
+        setup.settle()
+        second = setup.ask(chat, **session)
+        setup.settle()
+        metrics = setup.metrics()
+    for answer in (first, second):
+        assert answer.headers["x-gateway-compressed"].startswith("method=truncated;")
+    assert 'gateway_compression_summaries_total{result="error"} 2.0' in metrics  # not cached
