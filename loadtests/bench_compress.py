@@ -7,6 +7,12 @@ plan stage's token estimate tells the compression stage when a request fits), ea
 ``--calls`` times, one call per sample; then ``check_summary`` on the text a 60-turn
 compression drops. Prints p50/p99/max in microseconds.
 
+Then the step trade-off: a conversation growing one turn per request up to 150 turns, budget
+7,936 tokens, compressed with several ``step_tokens``; for each, the share of a request's
+prompt tokens that repeat the previous request's prompt as a prefix (whole messages; what a
+backend prefix cache can reuse), and the prompt tokens sent (context kept), both averaged
+over the requests that were compressed.
+
 Parameters: ``--calls`` (samples per case).
 """
 
@@ -94,6 +100,27 @@ def main() -> None:
         return check_summary(text, summary)
 
     print(f"check_summary on {counter.count(text)} dropped tokens: {_time(check, args.calls)}")
+    for step in (1, 496, 992, 1984, 3968):
+        reuse, kept = _step_tradeoff(counter, CompressConfig(7936, 4, step))
+        print(f"step_tokens {step:5d}: prefix reused {reuse:6.1%}, prompt tokens sent {kept:7.0f}")
+
+
+def _step_tradeoff(counter: EstimateCounter, config: CompressConfig) -> tuple[float, float]:
+    previous: tuple[Any, ...] = ()
+    shares, sizes = [], []
+    for turns in range(1, 151):
+        result = compress(conversation(turns), counter, config)
+        if result.record is not None:
+            shared = 0
+            for mine, theirs in zip(result.messages, previous, strict=False):
+                if mine != theirs:
+                    break
+                shared += 1
+            prefix = counter.count_messages(result.messages[:shared]) if shared else 0
+            shares.append(prefix / result.record.tokens_after)
+            sizes.append(result.record.tokens_after)
+        previous = result.messages
+    return sum(shares) / len(shares), sum(sizes) / len(sizes)
 
 
 if __name__ == "__main__":
