@@ -84,7 +84,7 @@ class SummaryService:
         task = asyncio.create_task(self._write(key, dropped, settings, body))
         self._pending[key] = task
         # Also runs for a task cancelled before it started (its own code never runs then).
-        task.add_done_callback(lambda _: self._pending.pop(key, None))
+        task.add_done_callback(lambda done: self._finished(key, done))
         return None
 
     def earlier(self, scope: str, compression: Compression) -> tuple[int, str] | None:
@@ -147,6 +147,16 @@ class SummaryService:
             self._count("error")
             return
         self._store(key, dropped, text.strip())
+
+    def _finished(self, key: str, task: asyncio.Task[None]) -> None:
+        self._pending.pop(key, None)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            # A bug of ours: say so loudly, but requests only ever lose the summary.
+            log.error("writing a summary failed", exc_info=error)
+            self._count("error")
 
     def _store(self, key: str, dropped: tuple[Message, ...], text: str) -> None:
         check = check_summary(transcript(dropped), text)

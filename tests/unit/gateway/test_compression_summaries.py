@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.classify.messages import Message
@@ -162,3 +163,16 @@ async def test_an_extension_is_checked_against_everything_it_covers() -> None:
     await service.wait_idle()
     assert service.find("s", dropping(DROPPED, after=later), SETTINGS, WordCounter()) is None
     assert _count(metrics, "check_failed") == 1
+
+
+async def test_an_unexpected_failure_is_logged_and_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    upstream = Upstream(RuntimeError("bug"))
+    service, metrics = _service(upstream)
+    upstream.release.set()
+    service.find("s", dropping(DROPPED), SETTINGS, WordCounter())
+    await service.wait_idle()
+    assert _count(metrics, "error") == 1
+    assert "writing a summary failed" in caplog.text
+    assert service.pending == 0
