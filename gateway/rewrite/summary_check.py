@@ -43,6 +43,11 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
+# What an extracted fact leaves behind: a line break, so the names on either side of it do
+# not join into one name that the text never had.
+_GAP = "\n"
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryCheck:
     """The facts of the replaced text that the summary lacks (none: it passes)."""
@@ -80,13 +85,13 @@ def check_summary(replaced: str, summary: str) -> SummaryCheck:
 
 def _keep(facts: set[str], fact: str) -> str:
     facts.add(fact)
-    return " "
+    return _GAP
 
 
 def _identifier(facts: set[str], token: str) -> str:
     if _is_identifier(token):
         facts.add(token)
-        return " "
+        return _GAP
     return token
 
 

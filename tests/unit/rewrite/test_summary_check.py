@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway.rewrite.summary_check import check_summary, extract_facts
 
@@ -71,3 +73,50 @@ def test_summary_must_keep_every_fact(summary: str, missing: tuple[str, ...]) ->
 
 def test_text_without_facts_accepts_any_summary() -> None:
     assert check_summary("user: hi\nassistant: hello, how can I help?", "Greetings.").ok
+
+
+PIECES = [
+    "Alice Smith",
+    "Acme Corp",
+    "the",
+    "The",
+    "order",
+    "ORD-1234",
+    "user_id",
+    "getUser",
+    "42",
+    "3.14",
+    "1,250",
+    "2026-11-21",
+    "10:30",
+    "Nov 21, 2026",
+    "v2.1",
+    "é",
+    ",",
+    ".",
+    "-",
+    "$",
+]
+TEXTS = st.lists(st.sampled_from(PIECES), max_size=20).map(" ".join)
+WHITESPACE = st.sampled_from([" ", "\n", "  ", "\t", " \n "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS, WHITESPACE)
+def test_the_text_itself_always_passes_whatever_its_whitespace(text: str, space: str) -> None:
+    assert check_summary(text, text).ok
+    assert check_summary(text, text.replace(" ", space)).ok
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS, TEXTS)
+def test_adding_to_a_passing_summary_keeps_it_passing(text: str, more: str) -> None:
+    assert check_summary(text, text + "\n" + more).ok
+    assert check_summary(text, more + "\n" + text).ok
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_every_fact_is_required(text: str) -> None:
+    for fact in extract_facts(text):
+        assert fact in check_summary(text, "").missing
