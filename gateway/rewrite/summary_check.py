@@ -9,8 +9,8 @@ from the replaced text and requires every one of them in the summary:
 - identifiers: tokens mixing letters with digits, underscores or inner capitals, with inner
   ``-``, ``_`` or ``.`` (``ORD-1234``, ``user_id``, ``getUser``, ``v2.1``);
 - numbers: ``42``, ``3.14``, ``1,250`` (thousands separators are ignored on both sides);
-- names: runs of two or more capitalised words (``Acme Corp``, ``New York``), leading
-  function words such as ``The`` or ``On`` removed.
+- names: runs of two or more capitalised words on one line (``Acme Corp``, ``New York``),
+  leading function words such as ``The`` or ``On`` removed.
 
 A fact is found when it occurs in the summary on word boundaries, ignoring case (a
 paraphrase like "twenty" for "20" fails: that is the point). Single capitalised words are
