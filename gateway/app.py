@@ -53,6 +53,7 @@ def build_app(
                 async with _background(gateway, client):
                     yield
             finally:
+                await gateway.stop()
                 upstream.close()
                 # Flushes pending spans: a blocking call, kept off the event loop.
                 await asyncio.to_thread(gateway.report.close)

@@ -159,6 +159,31 @@ class GatewayMetrics:
             ["kind"],
             registry=registry,
         )
+        self.compressions = Counter(
+            "gateway_compressions",
+            "Conversations compressed to fit a pool's token budget, by pool and method "
+            "(truncated | summary | partial_summary)",
+            ["pool", "method"],
+            registry=registry,
+        )
+        self.compression_saved_tokens = Counter(
+            "gateway_compression_saved_tokens",
+            "Prompt tokens removed by compression, by pool",
+            ["pool"],
+            registry=registry,
+        )
+        self.compression_summaries = Counter(
+            "gateway_compression_summaries",
+            "Background summaries of dropped turns, by result (stored | check_failed | error | "
+            "timeout | skipped_busy | skipped_too_long)",
+            ["result"],
+            registry=registry,
+        )
+        self.compression_summary_check_failures = Counter(
+            "gateway_compression_summary_check_failures",
+            "Summaries refused because they lost a number, date, identifier or name",
+            registry=registry,
+        )
         self.prefix_breaks = Counter(
             "gateway_prefix_break",
             "Session prompts that stopped sharing the previous prompt's prefix, by cause",

@@ -39,6 +39,7 @@ class Plan:
     pool: PoolSpec
     reason: str
     length: str = "unknown"  # the prompt's length class, a metrics label
+    prompt_tokens: int | None = None  # the plan stage's estimate, when it classified
 
 
 def pick_backend(

@@ -3,7 +3,8 @@ request's classification and the policy's tier rules; then the chosen pool's con
 
 Classification (token estimate, length class, difficulty score; ``gateway/classify``) runs
 only when something needs it: an auto route, or a pool with ``max_context``. A request that
-cannot fit the pool's context window gets a 400 naming its token count and the limit.
+cannot fit the pool's context window gets a 400 naming its token count and the limit (a pool
+with ``compression`` leaves that check to the compression stage, ``compressing.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import replace
 from gateway.classify import Classification, check_context, classify_chat, classify_completion
 from gateway.classify.length import length_class
 from gateway.classify.messages import requested_max_tokens
+from gateway.compressing import owns_context_check
 from gateway.errors import InvalidRequest, NotFound
 from gateway.pipeline import Plan, RequestContext
 from gateway.policy.compile import ModelRoute, PoolSpec
@@ -28,8 +30,9 @@ def plan_pool(ctx: RequestContext) -> Plan:
         # Only a metrics label here: the admission estimate (four characters a token) will do.
         rough = int(prompt_chars(ctx.request.body) / 4)
         return replace(plan, length=length_class(rough, ctx.policy.classify.length).value)
-    _check_context(ctx, plan.pool, classes)
-    return replace(plan, length=classes.length.value)
+    if not owns_context_check(ctx, plan.pool):
+        _check_context(ctx, plan.pool, classes)
+    return replace(plan, length=classes.length.value, prompt_tokens=classes.prompt_tokens)
 
 
 def classify(ctx: RequestContext) -> Classification:

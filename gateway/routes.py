@@ -16,6 +16,7 @@ from gateway.access_log import ms
 from gateway.admin import admin_routes
 from gateway.admit import admit
 from gateway.body import read_body
+from gateway.compressing import compress_stage
 from gateway.dashboard.routes import dashboard_routes
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
@@ -98,6 +99,8 @@ async def _dispatch(
     marks.mark("rewrite", clock())
     plan = plan_pool(ctx)
     marks.mark("plan", clock())
+    ctx = compress_stage(ctx, plan, gateway.summaries, gateway.metrics, headers)
+    marks.mark("compress", clock())
     admitted = await admit(gateway, ctx, plan)
     marks.mark("admit", clock())
     headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))

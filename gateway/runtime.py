@@ -15,8 +15,10 @@ from gateway.admission.controller import PROBE, PoolAdmission
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.compression_summaries import SummaryService
 from gateway.dashboard.window import Window
 from gateway.dispatch import Dispatcher
+from gateway.internal_call import InternalCompletion
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
@@ -56,6 +58,7 @@ class Gateway:
     upstream: ConnectionPool | None = None
     admissions: dict[str, PoolAdmission] = field(default_factory=dict)
     prefix_store: MemoryPrefixStore | None = None
+    summaries: SummaryService | None = None
     _prefix_key: object = None
     started_at: int = field(default_factory=lambda: int(time.time()))
 
@@ -103,6 +106,12 @@ class Gateway:
             report=self.report,
             sleep=sleep,
         )
+        self.summaries = SummaryService(InternalCompletion(self), self.metrics, clock=self.clock)
+
+    async def stop(self) -> None:
+        """Stop background work started by requests (summaries being written)."""
+        if self.summaries is not None:
+            await self.summaries.close()
 
     def require_started(self) -> tuple[Dispatcher, Proxy]:
         if self.dispatcher is None or self.proxy is None:

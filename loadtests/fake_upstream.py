@@ -7,7 +7,9 @@ body field ``fake`` (the gateway passes unknown fields through):
 true}`` send the head and a comment, then nothing; ``{"break_after": n}`` drop
 the connection after n events; ``{"bad_json_after": n}`` send a non-JSON event; ``{"no_done":
 true}`` end the stream without ``[DONE]``; ``{"hang": true}`` never answer; ``{"ttft_s",
-"tokens", "itl_s"}`` override the timing.
+"tokens", "itl_s"}`` override the timing; ``{"content": "..."}`` answer (non-streaming) with
+this text. ``FakeConfig.content`` does the same for every request, for requests a test cannot
+add fields to (the gateway's own summary requests).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class FakeConfig:
     itl_s: float = 0.005
     # Answer every generation request with this status (a broken replica).
     fail_status: int | None = None
+    # The whole text of every non-streaming answer (instead of " tok0 tok1 ...").
+    content: str | None = None
 
 
 @dataclass
@@ -123,6 +127,9 @@ async def _answer(cfg: FakeConfig, log: FakeLog, body: dict[str, Any], chat: boo
         return StreamingResponse(events, media_type="text/event-stream")
     await asyncio.sleep(ttft + itl * max(0, tokens - 1))
     text = "".join(_word(i) for i in range(tokens))
+    scripted = fake.get("content", cfg.content)
+    if scripted is not None:
+        text = str(scripted)
     return Response(orjson.dumps(_whole(model, chat, text, tokens)), media_type="application/json")
 
 

@@ -1,9 +1,10 @@
 """Compile a validated policy: check cross-references and build immutable lookup tables.
 
 Checks: backend names and URLs are unique, every model names a known pool, every declared
-pool has backends, fallback and degrade pools exist, tier rules name known pools and models,
-the routing default pool exists. The result is hashed (SHA-256 of the
-canonical JSON of the validated policy) so the running policy can be identified.
+pool has backends, fallback and degrade pools exist, compression has a budget and its summary
+pool exists, tier rules name known pools and models, the routing default pool exists. The
+result is hashed (SHA-256 of the canonical JSON of the validated policy) so the running policy
+can be identified.
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
             )
         if len(set(pool.fallback)) != len(pool.fallback):
             problems.append(FieldProblem(f"pools.{name}.fallback", "a pool is listed twice"))
+        problems += _compression_problems(name, pool, policy.pools, pools_with_backends)
     rule_names: set[str] = set()
     for i, rule in enumerate(policy.routing.rules):
         if rule.pool not in pools_with_backends:
@@ -197,6 +199,37 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
     if default is not None and default not in pools_with_backends:
         problems.append(
             FieldProblem("routing.default_pool", f"unknown pool {default!r} (known: {known})")
+        )
+    return problems
+
+
+def _compression_problems(
+    name: str, pool: Pool, pools: Mapping[str, Pool], known: set[str]
+) -> list[FieldProblem]:
+    settings, where = pool.compression, f"pools.{name}.compression"
+    problems = []
+    if settings.enabled and settings.budget_tokens is None and pool.max_context is None:
+        problems.append(FieldProblem(where, "needs budget_tokens or the pool's max_context"))
+    budget, limit = settings.budget_tokens, pool.max_context
+    if budget is not None and limit is not None and budget >= limit:
+        problems.append(FieldProblem(f"{where}.budget_tokens", "must be below max_context"))
+    summary = settings.summary
+    if summary.enabled and (summary.pool is None or summary.pool not in known):
+        problems.append(
+            FieldProblem(f"{where}.summary.pool", f"must name a pool (known: {sorted(known)})")
+        )
+    writer = pools.get(summary.pool or "")
+    window = writer.max_context if writer is not None else None
+    if (
+        summary.enabled
+        and window is not None
+        and summary.max_input_tokens + summary.max_tokens > window
+    ):
+        problems.append(
+            FieldProblem(
+                f"{where}.summary.max_input_tokens",
+                f"with max_tokens must fit pool {summary.pool!r}'s max_context ({window})",
+            )
         )
     return problems
 

@@ -78,6 +78,35 @@ class Retry(_Strict):
     jitter_s: float = Field(default=0.05, ge=0, le=60)
 
 
+class Summary(_Strict):
+    """Summaries of the dropped turns, written in the background by another (small) pool."""
+
+    enabled: bool = False
+    pool: Name | None = Field(default=None, description="The pool that writes summaries")
+    max_tokens: int = Field(default=512, ge=16, le=32_768, description="Longest summary")
+    timeout_s: PositiveSeconds = 30.0
+    max_input_tokens: int = Field(
+        default=16_384, ge=64, le=10_000_000, description="Longer dropped runs are not summarised"
+    )
+
+
+class Compression(_Strict):
+    """History compression over a token budget (off by default; x-gateway-rewrite: off skips)."""
+
+    enabled: bool = False
+    budget_tokens: int | None = Field(
+        default=None, ge=64, description="Prompt tokens allowed; default: max_context - completion"
+    )
+    keep_last_turns: int = Field(default=4, ge=1, le=1000, description="Recent turns kept")
+    step_tokens: int | None = Field(
+        default=None, ge=1, description="Cut granularity (stable prefixes); default budget/4"
+    )
+    reserve_tokens: int = Field(
+        default=256, ge=1, description="Completion room when the client sets no max_tokens"
+    )
+    summary: Summary = Summary()
+
+
 class Breaker(_Strict):
     """Per-backend outlier ejection: trip on a failure streak or rate, cool down, probe."""
 
@@ -177,6 +206,7 @@ class Pool(_Strict):
     retry: Retry = Retry()
     breaker: Breaker = Breaker()
     admission: Admission = Admission()
+    compression: Compression = Compression()
     max_context: int | None = Field(
         default=None, ge=1, description="Context window; longer requests get a 400"
     )

@@ -93,6 +93,7 @@ def test_spans_per_request_with_stage_children(
     assert stages == [
         "gateway.rewrite",
         "gateway.plan",
+        "gateway.compress",
         "gateway.admit",
         "gateway.upstream_open",
         "gateway.first_token",

@@ -1,0 +1,82 @@
+"""The gateway's own requests to its pools (summaries): the same path as a client's.
+
+An internal request is a sheddable, non-streaming chat request: it passes the pool's
+admission (so it never pushes a busy pool over its limit and is the first to be shed), then
+the dispatcher (replica choice, retries, fallback, breaker, lease accounting), and its answer
+is read whole. Its public model name is ``INTERNAL_MODEL``, which is how its requests show in
+``gateway_requests_total``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from gateway.admission.queue import Priority
+from gateway.errors import InternalError
+from gateway.lifecycle import Outcome, Phase
+from gateway.openai_api import ParsedRequest
+from gateway.pipeline import Plan, RequestContext
+from gateway.request_facts import admission_request
+from gateway.upstream import UpstreamIOError
+
+if TYPE_CHECKING:
+    from gateway.runtime import Gateway
+
+INTERNAL_MODEL = "gateway-internal"
+_MAX_ANSWER = 1024 * 1024
+
+
+class InternalCompletion:
+    """``await InternalCompletion(gateway)(pool, body)`` -> the answer's message text."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
+
+    async def __call__(self, pool_name: str, body: dict[str, Any]) -> str:
+        gateway = self._gateway
+        policy = gateway.policy
+        pool = policy.pools.get(pool_name)
+        admission = gateway.admissions.get(pool_name)
+        if pool is None or admission is None:
+            raise InternalError(f"no pool {pool_name!r} for an internal request")
+        request = ParsedRequest("chat", INTERNAL_MODEL, False, {**body, "stream": False})
+        ctx = RequestContext(
+            uuid.uuid4().hex, gateway.clock(), request, policy, {}, Priority.SHEDDABLE
+        )
+        wanted = admission_request(ctx, pool.settings.admission.long_prompt_tokens, False)
+        admission.check(wanted)
+        permit = await admission.acquire(wanted)
+        # Measured from here: the gateway's overhead histogram should not see the queue wait.
+        ctx = replace(ctx, arrival=gateway.clock())
+        dispatcher, _ = gateway.require_started()
+        try:
+            opened = await dispatcher.open(ctx, Plan(pool, "internal"), permit)
+        except BaseException:
+            permit.release(latency_s=None, dropped=False)
+            raise
+        outcome = Outcome.client_gone(Phase.NON_STREAMING)  # unless read or failed below
+        try:
+            raw = await opened.response.read(_MAX_ANSWER)
+            outcome = Outcome(200, first_token_at=gateway.clock())
+        except UpstreamIOError as exc:
+            outcome = Outcome(502, error_kind="upstream_protocol")
+            raise InternalError(f"internal request failed: {exc}") from None
+        finally:
+            opened.response.close()
+            opened.lease.finish(outcome)
+        return _message_text(raw)
+
+
+def _message_text(raw: bytes) -> str:
+    try:
+        data = orjson.loads(raw)
+        content = data["choices"][0]["message"]["content"]
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
+        raise InternalError("internal request: the answer is not a chat completion") from None
+    if not isinstance(content, str):
+        raise InternalError("internal request: the answer has no text")
+    return content
