@@ -199,6 +199,20 @@ def dashboards() -> dict[str, dict[str, Any]]:
                     "percentunit",
                 ),
                 (
+                    "Context compressions by method",
+                    [
+                        (
+                            "sum by (pool, method) (rate(gateway_compressions_total[5m]))",
+                            "{{pool}} {{method}}",
+                        ),
+                        (
+                            "sum by (pool) (rate(gateway_compression_saved_tokens_total[5m]))",
+                            "tokens saved/s {{pool}}",
+                        ),
+                    ],
+                    "short",
+                ),
+                (
                     "Prefix breaks by cause",
                     [("sum by (cause) (rate(gateway_prefix_break_total[5m]))", "{{cause}}")],
                     "reqps",
