@@ -33,6 +33,7 @@ def banner(host: str, port: int) -> str:
     return f"""
 latency-gateway demo is up: simulated vLLM fleet (2 x Qwen2.5-1.5B, 2 x Llama-3.1-70B)
   OpenAI API   {base}/v1          models: fast, smart, auto
+  dashboard    {base}/dashboard   (live: queues, shedding, TTFT, backends)
   metrics      {base}/metrics     readiness: {base}/readyz
   policy       {DEMO_POLICY} (edit it: the gateway reloads on save)
 
