@@ -47,12 +47,13 @@ class LoadWatcher:
         try:
             response = await self._client.get(state.spec.url + "/metrics", timeout=timeout_s)
             if response.status_code == 200:
-                _update(state, parse_load(state.spec.engine, response.text))
+                fold_load(state, parse_load(state.spec.engine, response.text))
         except (httpx.HTTPError, ValueError) as exc:
             log.debug("no metrics from %s: %s", state.name, exc)
 
 
-def _update(state: BackendState, load: Load) -> None:
+def fold_load(state: BackendState, load: Load) -> None:
+    """Store a fresh read, and the rates since the previous one."""
     old = state.load
     hit = windowed_ratio(load.prefix_hits, load.prefix_queries, old.prefix_hits, old.prefix_queries)
     accepted = windowed_ratio(
