@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
 from gateway.backends.health import HealthChecker
+from gateway.cluster.lifespan import cluster_admission
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
@@ -49,7 +50,7 @@ def build_app(
         async with _control_client(policy, transport) as client:
             gateway.start(Proxy(upstream, clock), upstream, sleep)
             try:
-                async with _background(gateway, client):
+                async with _background(gateway, client), cluster_admission(gateway):
                     yield
             finally:
                 upstream.close()

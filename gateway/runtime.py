@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from gateway.admission.controller import PROBE, PoolAdmission
+from gateway.admission.controller import PROBE, LeaseGate, PoolAdmission
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
@@ -44,6 +44,7 @@ class Gateway:
     upstream: ConnectionPool | None = None
     admissions: dict[str, PoolAdmission] = field(default_factory=dict)
     prefix_store: MemoryPrefixStore | None = None
+    lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
     _prefix_key: object = None
     started_at: int = field(default_factory=lambda: int(time.time()))
 
@@ -135,9 +136,16 @@ class Gateway:
                     clock=self.clock,
                     metrics=self.metrics,
                     backend_load=partial(self._pool_load, name),
+                    leases=self.lease_gates(name) if self.lease_gates else None,
                 )
             self._watch_admission(fresh[name])
         self.admissions = fresh
+
+    def attach_lease_gates(self, gates: Callable[[str], LeaseGate]) -> None:
+        """Cluster admission started: every pool's slots now also need its gate's lease."""
+        self.lease_gates = gates
+        for name, admission in self.admissions.items():
+            admission.leases = gates(name)
 
     def _pool_load(self, pool: str) -> tuple[float, float]:
         states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []

@@ -1,0 +1,20 @@
+"""Cluster-wide admission: gateway replicas share each pool's limit through Redis leases.
+
+``leases`` (the algorithm and its Lua scripts), ``store`` (the Redis edge), ``gate`` (the
+per-pool lease gate, the link's mode, renewal).
+"""
+
+from gateway.cluster.gate import ClusterAdmission, ClusterLink, PoolLeases
+from gateway.cluster.leases import LinkState, Mode, local_share
+from gateway.cluster.store import RedisLeaseStore, StoreUnavailable
+
+__all__ = [
+    "ClusterAdmission",
+    "ClusterLink",
+    "LinkState",
+    "Mode",
+    "PoolLeases",
+    "RedisLeaseStore",
+    "StoreUnavailable",
+    "local_share",
+]

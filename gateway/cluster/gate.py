@@ -1,0 +1,233 @@
+"""Cluster admission at run time: each pool's lease gate, and the replica's link to Redis.
+
+``PoolLeases`` is what a pool's admission asks before it lets a request go (the
+``LeaseGate`` of ``admission.controller``): in cluster mode a lease from Redis, in local mode
+a lease counted against the replica's local share. ``ClusterAdmission`` owns the store, the
+mode, the background renewal and heartbeat, and the small tasks that send releases. Nothing
+here raises on Redis trouble: a failed call switches the replica to local mode (logged once,
+counted in ``gateway_redis_errors_total``) and the caller decides locally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any, TypeVar
+
+from gateway.cluster.leases import LinkState, Mode, local_share
+from gateway.cluster.store import RedisLeaseStore, StoreUnavailable
+from gateway.metrics import GatewayMetrics
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class ClusterLink:
+    """The replica's link to Redis: calls that never raise, and the mode they imply."""
+
+    def __init__(self, store: RedisLeaseStore, metrics: GatewayMetrics) -> None:
+        self.store = store
+        self._metrics = metrics
+        self._state = LinkState()
+        self.epoch = 0  # counts falls back to local mode, so pools know to re-add their leases
+
+    @property
+    def mode(self) -> Mode:
+        return self._state.mode
+
+    @property
+    def cluster(self) -> bool:
+        return self._state.mode is Mode.CLUSTER
+
+    async def run(self, op: str, call: Awaitable[T]) -> T | None:
+        """The call's result, or None (and local mode) when Redis could not answer."""
+        try:
+            result = await call
+        except StoreUnavailable as exc:
+            self._metrics.redis_errors.labels(op).inc()
+            if self._state.failed():
+                self.epoch += 1
+                log.warning(
+                    "cluster admission: Redis unreachable (%s during %s); every pool falls "
+                    "back to its local share of its limit",
+                    exc,
+                    op,
+                )
+            return None
+        if self._state.succeeded():
+            log.warning("cluster admission: Redis answers again; pools rejoin the cluster limit")
+        return result
+
+
+class PoolLeases:
+    """One pool's leases held by this replica, and what it last saw of the cluster."""
+
+    def __init__(
+        self,
+        pool: str,
+        link: ClusterLink,
+        *,
+        new_id: Callable[[], str],
+        spawn: Callable[[Coroutine[Any, Any, None]], None],
+        poll_s: float,
+    ) -> None:
+        self.pool = pool
+        self.link = link
+        self.poll_s = poll_s
+        self.held: set[str] = set()
+        self.seen = 0  # leases in the cluster, as last read
+        self.replicas = 1  # live replicas of the pool, as last read
+        self._new_id = new_id
+        self._spawn = spawn
+        self._synced_epoch = -1
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        self._spawn(coro)
+
+    def cap(self, limit: int) -> int:
+        """Requests this replica may run at once: the cluster decides, or the local share."""
+        return limit if self.link.cluster else local_share(limit, self.replicas)
+
+    def may_try(self, limit: int) -> bool:
+        """Whether a lease might be had now, as far as this replica knows."""
+        return not self.link.cluster or self.seen < limit
+
+    async def acquire(self, limit: int) -> str | None:
+        """A lease, or None when the cluster (or, in local mode, the local share) is full."""
+        lease = self._new_id()
+        if not self.link.cluster:
+            return self._take_local(lease, limit)
+        # Shielded: a caller cancelled mid-call must not leave a granted lease behind.
+        task = asyncio.ensure_future(self._take_remote(lease, limit))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.add_done_callback(self._drop_orphan)
+            raise
+
+    def release(self, lease: str, then: Callable[[], None]) -> None:
+        """Give a lease back; ``then`` runs once the cluster can hand it out again."""
+        if lease not in self.held:
+            then()
+            return
+        self.held.discard(lease)
+        if not self.link.cluster:
+            then()
+            return
+        self.seen = max(0, self.seen - 1)
+        self.spawn(self._release_remote(lease, then))
+
+    async def renew(self) -> None:
+        """Heartbeat and push the held leases' expiry; after an outage, re-add them."""
+        epoch = self.link.epoch
+        readd = self._synced_epoch != epoch
+        call = self.link.store.renew(self.pool, sorted(self.held), readd)
+        reply = await self.link.run("renew", call)
+        if reply is not None:
+            self.seen, self.replicas = reply.leases, reply.replicas
+            self._synced_epoch = epoch
+
+    async def _take_remote(self, lease: str, limit: int) -> str | None:
+        call = self.link.store.acquire(self.pool, lease, limit, len(self.held))
+        reply = await self.link.run("acquire", call)
+        if reply is None:
+            return self._take_local(lease, limit)
+        self.seen, self.replicas = reply.leases, reply.replicas
+        if not reply.granted:
+            return None
+        self.held.add(lease)
+        return lease
+
+    def _take_local(self, lease: str, limit: int) -> str | None:
+        if len(self.held) >= local_share(limit, self.replicas):
+            return None
+        self.held.add(lease)
+        return lease
+
+    async def _release_remote(self, lease: str, then: Callable[[], None]) -> None:
+        try:
+            await self.link.run("release", self.link.store.release(self.pool, lease))
+        finally:
+            then()
+
+    def _drop_orphan(self, task: asyncio.Future[str | None]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            return
+        lease = task.result()
+        if lease is not None:
+            self.release(lease, _nothing)
+
+
+class ClusterAdmission:
+    """The replica's side of cluster admission: link, pool gates, renewal loop, shutdown."""
+
+    def __init__(
+        self,
+        store: RedisLeaseStore,
+        metrics: GatewayMetrics,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.link = ClusterLink(store, metrics)
+        self.settings = store.settings
+        self.pools: dict[str, PoolLeases] = {}
+        self._metrics = metrics
+        self._sleep = sleep
+        self._ids = itertools.count()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def pool(self, name: str) -> PoolLeases:
+        leases = self.pools.get(name)
+        if leases is None:
+            leases = PoolLeases(
+                name,
+                self.link,
+                new_id=self._new_id,
+                spawn=self.spawn,
+                poll_s=self.settings.poll_s,
+            )
+            self.pools[name] = leases
+            self._watch(leases)
+        return leases
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def renew_all(self, names: Iterable[str]) -> None:
+        for name in set(names) | {n for n, p in self.pools.items() if p.held}:
+            await self.pool(name).renew()
+
+    async def run(self, names: Callable[[], Iterable[str]]) -> None:
+        """Renew leases and heartbeats forever; in local mode this is also the rejoin probe."""
+        while True:
+            await self._sleep(self.settings.renew_interval_s)
+            await self.renew_all(names())
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.link.cluster:
+            for leases in self.pools.values():
+                await self.link.run("leave", self.link.store.leave(leases.pool, leases.held))
+        with contextlib.suppress(StoreUnavailable):
+            await self.link.store.close()
+
+    def _new_id(self) -> str:
+        return f"{self.link.store.replica}:{next(self._ids)}"
+
+    def _watch(self, leases: PoolLeases) -> None:
+        m, name = self._metrics, leases.pool
+        m.cluster_mode.labels(name).set_function(lambda: float(self.link.mode))
+        m.cluster_leases.labels(name).set_function(lambda: leases.seen)
+        m.cluster_replicas.labels(name).set_function(lambda: leases.replicas)
+        m.cluster_held.labels(name).set_function(lambda: len(leases.held))
+
+
+def _nothing() -> None:
+    return None
