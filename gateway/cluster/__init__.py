@@ -6,11 +6,12 @@ per-pool lease gate, the link's mode, renewal).
 
 from gateway.cluster.gate import ClusterAdmission, ClusterLink, PoolLeases
 from gateway.cluster.leases import LinkState, Mode, local_share
-from gateway.cluster.store import RedisLeaseStore, StoreUnavailable
+from gateway.cluster.store import LeaseStore, RedisLeaseStore, StoreUnavailable
 
 __all__ = [
     "ClusterAdmission",
     "ClusterLink",
+    "LeaseStore",
     "LinkState",
     "Mode",
     "PoolLeases",

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from gateway.cluster.leases import LinkState, Mode, local_share
-from gateway.cluster.store import RedisLeaseStore, StoreUnavailable
+from gateway.cluster.store import LeaseStore, StoreUnavailable
 from gateway.metrics import GatewayMetrics
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ T = TypeVar("T")
 class ClusterLink:
     """The replica's link to Redis: calls that never raise, and the mode they imply."""
 
-    def __init__(self, store: RedisLeaseStore, metrics: GatewayMetrics) -> None:
+    def __init__(self, store: LeaseStore, metrics: GatewayMetrics) -> None:
         self.store = store
         self._metrics = metrics
         self._state = LinkState()
@@ -166,7 +166,7 @@ class ClusterAdmission:
 
     def __init__(
         self,
-        store: RedisLeaseStore,
+        store: LeaseStore,
         metrics: GatewayMetrics,
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Collection
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import redis.asyncio as redis
 from redis.asyncio.retry import Retry
@@ -32,6 +32,23 @@ T = TypeVar("T")
 
 class StoreUnavailable(Exception):
     """Redis could not answer in time; the reason is chained."""
+
+
+class LeaseStore(Protocol):
+    """What cluster admission needs from its store (Redis here, a fake in unit tests)."""
+
+    settings: Cluster
+    replica: str
+
+    async def acquire(self, pool: str, lease: str, limit: int, held: int) -> AcquireReply: ...
+
+    async def release(self, pool: str, lease: str) -> None: ...
+
+    async def renew(self, pool: str, leases: Collection[str], readd: bool) -> RenewReply: ...
+
+    async def leave(self, pool: str, leases: Collection[str]) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 class RedisLeaseStore:
