@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -73,13 +74,17 @@ class PoolLeases:
         new_id: Callable[[], str],
         spawn: Callable[[Coroutine[Any, Any, None]], None],
         poll_s: float,
+        replicas: int,
+        clock: Callable[[], float],
     ) -> None:
         self.pool = pool
         self.link = link
         self.poll_s = poll_s
         self.held: set[str] = set()
         self.seen = 0  # leases in the cluster, as last read
-        self.replicas = 1  # live replicas of the pool, as last read
+        self.replicas = replicas  # live replicas of the pool, as last read
+        self._clock = clock
+        self._seen_at = clock()
         self._new_id = new_id
         self._spawn = spawn
         self._synced_epoch = -1
@@ -92,8 +97,13 @@ class PoolLeases:
         return limit if self.link.cluster else local_share(limit, self.replicas)
 
     def may_try(self, limit: int) -> bool:
-        """Whether a lease might be had now, as far as this replica knows."""
-        return not self.link.cluster or self.seen < limit
+        """Whether a lease might be had now, as far as this replica knows.
+
+        "Full" is believed for one poll only: other replicas' releases are not seen, and a
+        stale "full" would turn into a wait estimate (and maybe a refusal) for nothing.
+        """
+        fresh = self._clock() - self._seen_at <= self.poll_s
+        return not self.link.cluster or self.seen < limit or not fresh
 
     async def acquire(self, limit: int) -> str | None:
         """A lease, or None when the cluster (or, in local mode, the local share) is full."""
@@ -127,7 +137,7 @@ class PoolLeases:
         call = self.link.store.renew(self.pool, sorted(self.held), readd)
         reply = await self.link.run("renew", call)
         if reply is not None:
-            self.seen, self.replicas = reply.leases, reply.replicas
+            self._saw(reply.leases, reply.replicas)
             self._synced_epoch = epoch
 
     async def _take_remote(self, lease: str, limit: int) -> str | None:
@@ -135,11 +145,14 @@ class PoolLeases:
         reply = await self.link.run("acquire", call)
         if reply is None:
             return self._take_local(lease, limit)
-        self.seen, self.replicas = reply.leases, reply.replicas
+        self._saw(reply.leases, reply.replicas)
         if not reply.granted:
             return None
         self.held.add(lease)
         return lease
+
+    def _saw(self, leases: int, replicas: int) -> None:
+        self.seen, self.replicas, self._seen_at = leases, replicas, self._clock()
 
     def _take_local(self, lease: str, limit: int) -> str | None:
         if len(self.held) >= local_share(limit, self.replicas):
@@ -170,12 +183,14 @@ class ClusterAdmission:
         metrics: GatewayMetrics,
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.link = ClusterLink(store, metrics)
         self.settings = store.settings
         self.pools: dict[str, PoolLeases] = {}
         self._metrics = metrics
         self._sleep = sleep
+        self._clock = clock
         self._ids = itertools.count()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -188,6 +203,8 @@ class ClusterAdmission:
                 new_id=self._new_id,
                 spawn=self.spawn,
                 poll_s=self.settings.poll_s,
+                replicas=self.settings.fallback_replicas,
+                clock=self._clock,
             )
             self.pools[name] = leases
             self._watch(leases)
@@ -209,6 +226,10 @@ class ClusterAdmission:
             await self.renew_all(names())
 
     async def close(self) -> None:
+        # Releases of the last requests are still being sent (each bounded by the timeout);
+        # pumps of waiters that never got a lease are what is left to cancel.
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=2 * self.settings.op_timeout_s)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -14,7 +14,8 @@ Acquire (one script, atomic): drop expired members of all three sets; with ``n``
 leases in flight and ``w`` other replicas waiting, grant when ``n < L`` and (``h < s`` or
 ``w == 0``): a replica may go past its fair share only while nobody else waits, so a busy
 replica cannot starve a quieter one, and no capacity idles when only one replica is busy.
-A refused caller marks itself waiting for ``wait_ttl`` (it re-marks on every retry).
+A refused caller marks itself waiting for ``max(4 * poll_s, 2 * op_timeout_s)`` (it
+re-marks on every retry, once per ``poll_s``). Needs Redis 5 or newer (``TIME`` in scripts).
 
 Release removes the lease. Renew (every ``renew_interval_s``) pushes the expiry of the
 replica's heartbeat and of every lease it holds to ``now + lease_ttl_s``; a replica that
@@ -23,15 +24,19 @@ their capacity back to the others. After a Redis outage the first renewal re-add
 leases of requests still in flight, so the count is true again at once.
 
 When Redis cannot be reached (timeout or connection error), a replica falls back to its
-*local share* ``ceil(L / r)``, with ``r`` the live replicas it last saw (1 if it never saw
-Redis), and keeps serving; it rejoins when a later call (a renewal) succeeds. ``LinkState``
-is that two-state machine; it reports transitions so each is logged once.
+*local share* ``ceil(L / r)``, with ``r`` the live replicas it last saw
+(``fallback_replicas`` if it never reached Redis), and keeps serving; it rejoins when a
+later call (a renewal) succeeds. ``LinkState`` is that two-state machine; it reports
+transitions so each is logged once. A replica that held more than its share when Redis
+went keeps those requests; it admits no more until it is back under its share, so the
+cluster may pass ``L`` for as long as those requests last, by at most ``L - share``.
 
 Parameters (policy ``cluster:``)
     ``lease_ttl_s``       a dead replica's leases and heartbeat expire after this long.
     ``renew_interval_s``  renewal and heartbeat period; at most ``lease_ttl_s / 2``.
     ``op_timeout_s``      longest a Redis call may take before the replica falls back.
     ``poll_s``            how often a replica with waiters retries a full cluster.
+    ``fallback_replicas`` replicas assumed for the local share before Redis was ever read.
 """
 
 from __future__ import annotations

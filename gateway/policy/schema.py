@@ -286,6 +286,12 @@ class Cluster(_Strict):
     poll_s: float = Field(
         default=0.05, gt=0, le=10, description="How often waiters retry a full cluster"
     )
+    fallback_replicas: int = Field(
+        default=1,
+        ge=1,
+        le=10_000,
+        description="Replicas assumed for the local share until Redis was read once",
+    )
 
     @field_validator("redis_url")
     @classmethod

@@ -146,3 +146,31 @@ async def test_close_leaves_the_cluster() -> None:
     assert lease is not None
     await cluster.close()
     assert store.left == [("small", [lease])]  # heartbeat and leases gone at once
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_full_is_believed_for_one_poll_only() -> None:
+    store, clock = FakeStore(room=1), Clock()
+    gate = ClusterAdmission(store, GatewayMetrics(CollectorRegistry()), clock=clock).pool("p")
+    assert await gate.acquire(1) is not None
+    assert not gate.may_try(1)  # the cluster said "full" just now
+    clock.now += store.settings.poll_s * 2
+    assert gate.may_try(1)  # others may have released since: worth asking again
+
+
+async def test_the_share_before_redis_was_ever_read_uses_fallback_replicas() -> None:
+    store = FakeStore()
+    store.settings = Cluster(enabled=True, fallback_replicas=3)
+    store.up = False
+    cluster = ClusterAdmission(store, GatewayMetrics(CollectorRegistry()))
+    await cluster.renew_all(["p"])  # Redis down from the start
+    gate = cluster.pool("p")
+    assert gate.cap(9) == 3
+    assert [await gate.acquire(9) is not None for _ in range(4)] == [True, True, True, False]
