@@ -85,6 +85,13 @@ class PoolLeases:
         self.replicas = replicas  # live replicas of the pool, as last read
         self._clock = clock
         self._seen_at = clock()
+        # Requests that arrive while a call is in flight go together in the next one.
+        self._asks: list[tuple[str, asyncio.Future[bool]]] = []
+        self._asking = False
+        self._limit = 1
+        self._returns: list[str] = []
+        self._thens: list[Callable[[], None]] = []
+        self._returning = False
         self._new_id = new_id
         self._spawn = spawn
         self._synced_epoch = -1
@@ -110,13 +117,15 @@ class PoolLeases:
         lease = self._new_id()
         if not self.link.cluster:
             return self._take_local(lease, limit)
-        # Shielded: a caller cancelled mid-call must not leave a granted lease behind.
-        task = asyncio.ensure_future(self._take_remote(lease, limit))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            task.add_done_callback(self._drop_orphan)
-            raise
+        # A caller cancelled while it waits cancels its future; the batch then gives back
+        # the lease if it was granted (``_settle``).
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._asks.append((lease, answer))
+        self._limit = limit  # adaptive limits move: each call sends the latest
+        if not self._asking:
+            self._asking = True
+            self.spawn(self._ask())
+        return lease if await answer else None
 
     def release(self, lease: str, then: Callable[[], None]) -> None:
         """Give a lease back; ``then`` runs once the cluster can hand it out again."""
@@ -128,7 +137,11 @@ class PoolLeases:
             then()
             return
         self.seen = max(0, self.seen - 1)
-        self.spawn(self._release_remote(lease, then))
+        self._returns.append(lease)
+        self._thens.append(then)
+        if not self._returning:
+            self._returning = True
+            self.spawn(self._give_back())
 
     async def renew(self) -> None:
         """Heartbeat and push the held leases' expiry; after an outage, re-add them."""
@@ -140,16 +153,43 @@ class PoolLeases:
             self._saw(reply.leases, reply.replicas)
             self._synced_epoch = epoch
 
-    async def _take_remote(self, lease: str, limit: int) -> str | None:
-        call = self.link.store.acquire(self.pool, lease, limit, len(self.held))
-        reply = await self.link.run("acquire", call)
-        if reply is None:
-            return self._take_local(lease, limit)
-        self._saw(reply.leases, reply.replicas)
-        if not reply.granted:
-            return None
-        self.held.add(lease)
-        return lease
+    async def _ask(self) -> None:
+        """Send the waiting asks, one call at a time, until none are left."""
+        try:
+            while self._asks:
+                batch, self._asks, limit = self._asks, [], self._limit
+                leases = [lease for lease, _ in batch]
+                call = self.link.store.acquire(self.pool, leases, limit, len(self.held))
+                reply = await self.link.run("acquire", call)
+                if reply is None:  # Redis trouble: decide locally, in arrival order
+                    granted = [self._take_local(lease, limit) is not None for lease in leases]
+                else:
+                    self._saw(reply.leases, reply.replicas)
+                    granted = [i < reply.granted for i in range(len(batch))]
+                    self.held.update(leases[: reply.granted])
+                for (lease, answer), ok in zip(batch, granted, strict=True):
+                    self._settle(lease, answer, ok)
+        finally:
+            self._asking = False
+
+    def _settle(self, lease: str, answer: asyncio.Future[bool], ok: bool) -> None:
+        if not answer.done():
+            answer.set_result(ok)
+        elif ok:  # the caller left while the call was in flight
+            self.release(lease, _nothing)
+
+    async def _give_back(self) -> None:
+        try:
+            while self._returns:
+                leases, self._returns = self._returns, []
+                thens, self._thens = self._thens, []
+                try:
+                    await self.link.run("release", self.link.store.release(self.pool, leases))
+                finally:
+                    for then in thens:
+                        then()
+        finally:
+            self._returning = False
 
     def _saw(self, leases: int, replicas: int) -> None:
         self.seen, self.replicas, self._seen_at = leases, replicas, self._clock()
@@ -159,19 +199,6 @@ class PoolLeases:
             return None
         self.held.add(lease)
         return lease
-
-    async def _release_remote(self, lease: str, then: Callable[[], None]) -> None:
-        try:
-            await self.link.run("release", self.link.store.release(self.pool, lease))
-        finally:
-            then()
-
-    def _drop_orphan(self, task: asyncio.Future[str | None]) -> None:
-        if task.cancelled() or task.exception() is not None:
-            return
-        lease = task.result()
-        if lease is not None:
-            self.release(lease, _nothing)
 
 
 class ClusterAdmission:

@@ -9,19 +9,23 @@ scripts, so replicas' clocks never need to agree):
 * ``replicas``: one member per live replica serving the pool (its heartbeat);
 * ``waiting``: one member per replica that has requests queued for want of a lease.
 
-Acquire (one script, atomic): drop expired members of all three sets; with ``n`` leases,
-``r`` live replicas (at least 1), the fair share ``s = ceil(L / r)``, the caller's ``h``
-leases in flight and ``w`` other replicas waiting, grant when ``n < L`` and (``h < s`` or
-``w == 0``): a replica may go past its fair share only while nobody else waits, so a busy
-replica cannot starve a quieter one, and no capacity idles when only one replica is busy.
-A refused caller marks itself waiting for ``max(4 * poll_s, 2 * op_timeout_s)`` (it
-re-marks on every retry, once per ``poll_s``). Needs Redis 5 or newer (``TIME`` in scripts).
+Acquire (one script, atomic, for a batch of ``k`` requests that arrived together): drop
+expired members of all three sets; with ``n`` leases, ``r`` live replicas (at least 1), the
+fair share ``s = ceil(L / r)``, the caller's ``h`` leases in flight and ``w`` other replicas
+waiting, grant the first ``g = clamp(min(k, L - n), 0, k)`` of the batch, and when ``w > 0``
+at most ``s - h`` of them: a replica may go past its fair share only while nobody else
+waits, so a busy replica cannot starve a quieter one, and no capacity idles when only one
+replica is busy. A caller refused any lease marks itself waiting for
+``max(4 * poll_s, 2 * op_timeout_s)`` (it re-marks on every retry, once per ``poll_s``).
+Batching keeps Redis at one call in flight per pool and replica, whatever the request rate.
+Needs Redis 5 or newer (``TIME`` in scripts).
 
-Release removes the lease. Renew (every ``renew_interval_s``) pushes the expiry of the
-replica's heartbeat and of every lease it holds to ``now + lease_ttl_s``; a replica that
-dies stops renewing, and its leases and heartbeat vanish ``lease_ttl_s`` later, which gives
-their capacity back to the others. After a Redis outage the first renewal re-adds the
-leases of requests still in flight, so the count is true again at once.
+Release removes the leases (batched the same way). Renew (every ``renew_interval_s``)
+pushes the expiry of the replica's heartbeat and of every lease it holds to
+``now + lease_ttl_s``; a replica that dies stops renewing, and its leases and heartbeat
+vanish ``lease_ttl_s`` later, which gives their capacity back to the others. After a Redis
+outage the first renewal re-adds the leases of requests still in flight, so the count is
+true again at once.
 
 When Redis cannot be reached (timeout or connection error), a replica falls back to its
 *local share* ``ceil(L / r)``, with ``r`` the live replicas it last saw
@@ -46,26 +50,30 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 # Lua: KEYS = leases, waiting, replicas;
-# ARGV = lease id, replica id, limit, held, lease ttl ms, waiting ttl ms, key ttl ms.
+# ARGV = replica id, limit, held, lease ttl ms, waiting ttl ms, key ttl ms, lease ids...
 ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for i = 1, 3 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
-local limit, held = tonumber(ARGV[3]), tonumber(ARGV[4])
+local limit, held = tonumber(ARGV[2]), tonumber(ARGV[3])
+local asked = #ARGV - 6
 local count = redis.call('ZCARD', KEYS[1])
 local replicas = math.max(1, redis.call('ZCARD', KEYS[3]))
 local others = redis.call('ZCARD', KEYS[2])
-if redis.call('ZSCORE', KEYS[2], ARGV[2]) then others = others - 1 end
-local granted = 0
-if count < limit and (held < math.ceil(limit / replicas) or others == 0) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), ARGV[1])
-  redis.call('ZREM', KEYS[2], ARGV[2])
-  granted, count = 1, count + 1
-else
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[6]), ARGV[2])
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then others = others - 1 end
+local room = limit - count
+if others > 0 then room = math.min(room, math.ceil(limit / replicas) - held) end
+local granted = math.max(0, math.min(room, asked))
+for i = 1, granted do
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[6 + i])
 end
-for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[7]) end
-return {granted, count, replicas}
+if granted < asked then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[1])
+else
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+return {granted, count + granted, replicas}
 """
 
 # Lua: KEYS = leases, replicas; ARGV = replica id, lease ttl ms, key ttl ms, re-add (0/1),
@@ -102,7 +110,7 @@ def pool_keys(prefix: str, pool: str) -> tuple[str, str, str]:
 
 @dataclass(frozen=True, slots=True)
 class AcquireReply:
-    granted: bool
+    granted: int  # the first ``granted`` leases of the batch were granted
     leases: int  # leases in the cluster after the call
     replicas: int  # live replicas of the pool
 
@@ -115,7 +123,7 @@ class RenewReply:
 
 def acquire_reply(raw: object) -> AcquireReply:
     granted, leases, replicas = _ints(raw, 3)
-    return AcquireReply(granted == 1, leases, replicas)
+    return AcquireReply(granted, leases, replicas)
 
 
 def renew_reply(raw: object) -> RenewReply:

@@ -8,7 +8,7 @@ an error reply such as ``LOADING``), which the caller turns into the local fallb
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Protocol, TypeVar
 
 import redis.asyncio as redis
@@ -40,9 +40,11 @@ class LeaseStore(Protocol):
     settings: Cluster
     replica: str
 
-    async def acquire(self, pool: str, lease: str, limit: int, held: int) -> AcquireReply: ...
+    async def acquire(
+        self, pool: str, leases: Sequence[str], limit: int, held: int
+    ) -> AcquireReply: ...
 
-    async def release(self, pool: str, lease: str) -> None: ...
+    async def release(self, pool: str, leases: Collection[str]) -> None: ...
 
     async def renew(self, pool: str, leases: Collection[str], readd: bool) -> RenewReply: ...
 
@@ -70,14 +72,17 @@ class RedisLeaseStore:
         self._wait_ttl_ms = _ms(max(4 * settings.poll_s, 2 * settings.op_timeout_s))
         self._key_ttl_ms = 2 * self._ttl_ms  # abandoned keys vanish on their own
 
-    async def acquire(self, pool: str, lease: str, limit: int, held: int) -> AcquireReply:
-        args: list[str | int] = [lease, self.replica, limit, held, self._ttl_ms]
-        args += [self._wait_ttl_ms, self._key_ttl_ms]
+    async def acquire(
+        self, pool: str, leases: Sequence[str], limit: int, held: int
+    ) -> AcquireReply:
+        """Ask for a batch of leases; the first ``reply.granted`` of them are granted."""
+        args: list[str | int] = [self.replica, limit, held, self._ttl_ms, self._wait_ttl_ms]
+        args += [self._key_ttl_ms, *leases]
         raw = await self._call(self._acquire(keys=self._keys(pool), args=args))
         return _parse(acquire_reply, raw)
 
-    async def release(self, pool: str, lease: str) -> None:
-        await self._call(self._client.zrem(self._keys(pool)[0], lease))
+    async def release(self, pool: str, leases: Collection[str]) -> None:
+        await self._call(self._client.zrem(self._keys(pool)[0], *leases))
 
     async def renew(self, pool: str, leases: Collection[str], readd: bool) -> RenewReply:
         leases_key, _, replicas_key = self._keys(pool)

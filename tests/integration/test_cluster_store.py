@@ -29,37 +29,39 @@ def _store(url: str, replica: str, **settings: float) -> RedisLeaseStore:
 async def test_grants_up_to_the_limit_then_refuses(redis: RedisServer) -> None:
     store = _store(redis.url, "a")
     await store.renew("p", [], readd=False)
-    granted = [(await store.acquire("p", f"a:{i}", 3, i)).granted for i in range(4)]
-    assert granted == [True, True, True, False]
-    await store.release("p", "a:0")
-    reply = await store.acquire("p", "a:9", 3, 2)
-    assert (reply.granted, reply.leases, reply.replicas) == (True, 3, 1)
+    granted = [(await store.acquire("p", [f"a:{i}"], 3, i)).granted for i in range(4)]
+    assert granted == [1, 1, 1, 0]
+    await store.release("p", ["a:0"])
+    reply = await store.acquire("p", ["a:8", "a:9"], 3, 2)
+    assert (reply.granted, reply.leases, reply.replicas) == (1, 3, 1)  # the first of the batch
+    await store.release("p", ["a:1", "a:2", "a:8"])
+    reply = await store.acquire("p", ["x", "y", "z", "w"], 3, 0)
+    assert (reply.granted, reply.leases) == (3, 3)
     await store.close()
 
 
 @pytest.mark.parametrize(
     ("held_a", "b_waits", "a_granted"),
     [
-        (1, True, True),  # under its fair share (2 of 4): always
-        (2, False, True),  # at its share, nobody else waits: work-conserving
-        (2, True, False),  # at its share while b waits: b goes first
+        (1, True, 1),  # under its fair share (2 of 4): always
+        (2, False, 1),  # at its share, nobody else waits: work-conserving
+        (2, True, 0),  # at its share while b waits: b goes first
     ],
 )
 async def test_past_the_fair_share_only_while_nobody_waits(
-    redis: RedisServer, held_a: int, b_waits: bool, a_granted: bool
+    redis: RedisServer, held_a: int, b_waits: bool, a_granted: int
 ) -> None:
     a, b = _store(redis.url, "a"), _store(redis.url, "b")
     await a.renew("p", [], readd=False)
     await b.renew("p", [], readd=False)  # two live replicas: fair share 2 of limit 4
-    for i in range(held_a):
-        assert (await a.acquire("p", f"a:{i}", 4, i)).granted
-    for i in range(4 - held_a):  # b fills the rest of the cluster
-        assert (await b.acquire("p", f"b:{i}", 4, i)).granted
+    assert (await a.acquire("p", [f"a:{i}" for i in range(held_a)], 4, 0)).granted == held_a
+    b_leases = [f"b:{i}" for i in range(4 - held_a)]  # b fills the rest of the cluster
+    assert (await b.acquire("p", b_leases, 4, 0)).granted == len(b_leases)
     if b_waits:
-        assert not (await b.acquire("p", "b:x", 4, 4 - held_a)).granted  # marks b waiting
-    await b.release("p", "b:0")  # one slot frees
-    reply = await a.acquire("p", "a:x", 4, held_a)
-    assert reply.granted is a_granted
+        assert (await b.acquire("p", ["b:x"], 4, 4 - held_a)).granted == 0  # marks b waiting
+    await b.release("p", ["b:0"])  # one slot frees
+    reply = await a.acquire("p", ["a:x", "a:y"], 4, held_a)
+    assert reply.granted == a_granted
     await a.close()
     await b.close()
 
@@ -67,11 +69,11 @@ async def test_past_the_fair_share_only_while_nobody_waits(
 async def test_a_dead_replicas_leases_expire_and_renewal_keeps_live_ones(
     redis: RedisServer,
 ) -> None:
-    live, dead = _store(redis.url, "live", lease_ttl_s=0.3, renew_interval_s=0.1), None
+    live = _store(redis.url, "live", lease_ttl_s=0.3, renew_interval_s=0.1)
     dead = _store(redis.url, "dead", lease_ttl_s=0.3, renew_interval_s=0.1)
-    assert (await live.acquire("p", "live:0", 2, 0)).granted
-    assert (await dead.acquire("p", "dead:0", 2, 0)).granted
-    assert not (await live.acquire("p", "live:1", 2, 1)).granted
+    assert (await live.acquire("p", ["live:0"], 2, 0)).granted == 1
+    assert (await dead.acquire("p", ["dead:0"], 2, 0)).granted == 1
+    assert (await live.acquire("p", ["live:1"], 2, 1)).granted == 0
     # Only the live replica renews; the dead one's lease expires on the server's clock.
     async with asyncio.timeout(5):
         while True:
@@ -79,7 +81,7 @@ async def test_a_dead_replicas_leases_expire_and_renewal_keeps_live_ones(
             if reply.leases == 1:
                 break
             await asyncio.sleep(0.05)
-    assert (await live.acquire("p", "live:1", 2, 1)).granted
+    assert (await live.acquire("p", ["live:1"], 2, 1)).granted == 1
     await live.close()
     await dead.close()
 
@@ -97,6 +99,6 @@ async def test_renewal_readds_leases_only_when_asked(redis: RedisServer) -> None
 async def test_no_server_is_store_unavailable_not_a_hang() -> None:
     store = _store(f"redis://127.0.0.1:{free_port()}/0", "a", op_timeout_s=0.2)
     with pytest.raises(StoreUnavailable):
-        await store.acquire("p", "a:0", 1, 0)
+        await store.acquire("p", ["a:0"], 1, 0)
     with pytest.raises(StoreUnavailable):
         await store.renew("p", [], readd=False)

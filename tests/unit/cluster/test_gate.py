@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -29,23 +29,26 @@ class FakeStore:
         self.renewals: list[tuple[list[str], bool]] = []
         self.gate: asyncio.Event | None = None  # when set, acquire waits for it
         self.left: list[tuple[str, list[str]]] = []
+        self.batches: list[int] = []
 
     def _check(self) -> None:
         if not self.up:
             raise StoreUnavailable("ConnectionError: refused")
 
-    async def acquire(self, pool: str, lease: str, limit: int, held: int) -> AcquireReply:
+    async def acquire(
+        self, pool: str, leases: Sequence[str], limit: int, held: int
+    ) -> AcquireReply:
+        self.batches.append(len(leases))
         if self.gate is not None:
             await self.gate.wait()
         self._check()
-        if len(self.leases) < min(limit, self.room):
-            self.leases.add(lease)
-            return AcquireReply(True, len(self.leases), self.replicas)
-        return AcquireReply(False, len(self.leases), self.replicas)
+        granted = max(0, min(len(leases), min(limit, self.room) - len(self.leases)))
+        self.leases.update(leases[:granted])
+        return AcquireReply(granted, len(self.leases), self.replicas)
 
-    async def release(self, pool: str, lease: str) -> None:
+    async def release(self, pool: str, leases: Collection[str]) -> None:
         self._check()
-        self.leases.discard(lease)
+        self.leases.difference_update(leases)
 
     async def renew(self, pool: str, leases: Collection[str], readd: bool) -> RenewReply:
         self._check()
@@ -136,6 +139,25 @@ async def test_a_caller_cancelled_mid_acquire_leaves_no_lease_behind() -> None:
     store.gate.set()  # the store grants after the caller has gone
     await _settle()
     assert gate.held == set()
+    assert store.leases == set()
+
+
+async def test_requests_that_arrive_together_share_one_call() -> None:
+    store = FakeStore(room=3)
+    store.gate = asyncio.Event()
+    _, gate, _ = _cluster(store)
+    first = asyncio.create_task(gate.acquire(4))
+    await _settle()  # the first call is in flight...
+    rest = [asyncio.create_task(gate.acquire(4)) for _ in range(4)]
+    await _settle()
+    store.gate.set()
+    results = await asyncio.gather(first, *rest)
+    assert store.batches == [1, 4]  # ...and the next four go together in one call
+    assert [r is not None for r in results] == [True, True, True, False, False]
+    for lease in results[:3]:
+        assert lease is not None
+        gate.release(lease, lambda: None)
+    await _settle()
     assert store.leases == set()
 
 
