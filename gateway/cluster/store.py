@@ -112,7 +112,8 @@ class RedisLeaseStore:
             async with asyncio.timeout(self.settings.op_timeout_s):
                 return await call
         except (RedisError, OSError, TimeoutError) as exc:
-            raise StoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+            detail = f": {exc}" if str(exc) else ""
+            raise StoreUnavailable(f"{type(exc).__name__}{detail}") from exc
 
 
 def _parse(parse: Callable[[object], T], raw: object) -> T:
