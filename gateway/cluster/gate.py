@@ -155,6 +155,7 @@ class PoolLeases:
 
     async def _ask(self) -> None:
         """Send the waiting asks, one call at a time, until none are left."""
+        batch: list[tuple[str, asyncio.Future[bool]]] = []
         try:
             while self._asks:
                 batch, self._asks, limit = self._asks, [], self._limit
@@ -169,6 +170,12 @@ class PoolLeases:
                     self.held.update(leases[: reply.granted])
                 for (lease, answer), ok in zip(batch, granted, strict=True):
                     self._settle(lease, answer, ok)
+        except asyncio.CancelledError:
+            # Shutting down: nobody is left to answer the callers, so they are cancelled too.
+            for _, answer in [*batch, *self._asks]:
+                answer.cancel()
+            self._asks = []
+            raise
         finally:
             self._asking = False
 
