@@ -202,3 +202,16 @@ async def test_redis_stopped_mid_test_every_request_succeeds_on_local_shares(
             assert re.search(r'^gateway_redis_errors_total\{op="renew"\} [1-9]', errors, re.M)
     assert len(statuses) > 32
     assert set(statuses) == {200}  # no client ever saw Redis trouble
+
+
+async def test_a_gateway_started_without_redis_serves_on_its_local_share(
+    probe: tuple[str, ConcurrencyProbe], tmp_path: Path
+) -> None:
+    upstream, counted = probe
+    nobody = f"redis://127.0.0.1:{free_port()}/0"
+    policy = _policy(upstream, nobody).replace("key_prefix: it,", "fallback_replicas: 2,")
+    with _gateways(policy, tmp_path, n=1) as [(a, _)]:
+        assert _metric(a, "gateway_cluster_mode") == 0.0
+        counted.reset_peak()
+        assert await _burst(a, 8, **WORK) == [200] * 8
+        assert counted.peak == LIMIT // 2  # ceil(4 / fallback_replicas)
