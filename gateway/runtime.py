@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from gateway.admission.controller import PROBE, LeaseGate, PoolAdmission
+from gateway.admission.controller import PROBE, PoolAdmission
+from gateway.admission.gate import LeaseGate
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from gateway.admission.drain import DrainRate
+from gateway.admission.gate import LeaseGate
 from gateway.admission.ladder import Action, Ladder, Signals, Step, verdict
 from gateway.admission.limits import (
     AimdLimit,
@@ -62,22 +62,6 @@ PROBE = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=Fa
 @dataclass(frozen=True, slots=True)
 class Decision:
     degrade_to: str | None = None
-
-
-class LeaseGate(Protocol):
-    """A second gate in front of the pool's slots, e.g. leases shared by a cluster."""
-
-    poll_s: float
-
-    def cap(self, limit: int) -> int: ...
-
-    def may_try(self, limit: int) -> bool: ...
-
-    async def acquire(self, limit: int) -> str | None: ...
-
-    def release(self, lease: str, then: Callable[[], None]) -> None: ...
-
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> None: ...
 
 
 class Permit:
