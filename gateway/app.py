@@ -15,8 +15,8 @@ import httpx2 as httpx
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
+from gateway import cluster
 from gateway.backends.health import HealthChecker
-from gateway.cluster.lifespan import cluster_admission
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
@@ -50,7 +50,7 @@ def build_app(
         async with _control_client(policy, transport) as client:
             gateway.start(Proxy(upstream, clock), upstream, sleep)
             try:
-                async with _background(gateway, client), cluster_admission(gateway):
+                async with _background(gateway, client), cluster.lifespan(gateway):
                     yield
             finally:
                 upstream.close()
