@@ -24,8 +24,8 @@ Release removes the leases (batched the same way). Renew (every ``renew_interval
 pushes the expiry of the replica's heartbeat and of every lease it holds to
 ``now + lease_ttl_s``; a replica that dies stops renewing, and its leases and heartbeat
 vanish ``lease_ttl_s`` later, which gives their capacity back to the others. After a Redis
-outage the first renewal re-adds the leases of requests still in flight, so the count is
-true again at once.
+outage, or when its own heartbeat is found gone (Redis restarted empty), the renewal re-adds
+the leases of requests still in flight, so the count is true again at once.
 
 When Redis cannot be reached (timeout or connection error), a replica falls back to its
 *local share* ``ceil(L / r)``, with ``r`` the live replicas it last saw
@@ -78,15 +78,17 @@ return {granted, count + granted, replicas}
 
 # Lua: KEYS = leases, replicas; ARGV = replica id, lease ttl ms, key ttl ms, re-add (0/1),
 # lease ids... A normal renewal only updates leases still present (XX), so a lease released
-# by a concurrent call is not brought back; after an outage the leases are re-added.
+# by a concurrent call is not brought back. The leases are re-added after an outage, and
+# also when the replica's own heartbeat was gone (Redis restarted empty, or this replica
+# stalled past the TTL): then Redis has lost them too.
 RENEW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expiry = now + tonumber(ARGV[2])
 for i = 1, 2 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
-redis.call('ZADD', KEYS[2], expiry, ARGV[1])
+local lost = redis.call('ZADD', KEYS[2], expiry, ARGV[1]) == 1
 for i = 5, #ARGV do
-  if ARGV[4] == '1' then
+  if lost or ARGV[4] == '1' then
     redis.call('ZADD', KEYS[1], expiry, ARGV[i])
   else
     redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[i])

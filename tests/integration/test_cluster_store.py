@@ -88,11 +88,25 @@ async def test_a_dead_replicas_leases_expire_and_renewal_keeps_live_ones(
 
 async def test_renewal_readds_leases_only_when_asked(redis: RedisServer) -> None:
     store = _store(redis.url, "a")
+    await store.renew("p", [], readd=False)  # the heartbeat: this replica is known
     assert (await store.renew("p", ["a:0", "a:1"], readd=False)).leases == 0
     assert (await store.renew("p", ["a:0", "a:1"], readd=True)).leases == 2
     await store.leave("p", ["a:0", "a:1"])
     reply = await store.renew("p", [], readd=False)
     assert (reply.leases, reply.replicas) == (0, 1)
+    await store.close()
+
+
+async def test_renewal_readds_leases_a_restarted_redis_lost(redis: RedisServer) -> None:
+    store = _store(redis.url, "a")
+    assert (await store.acquire("p", ["a:0", "a:1"], 4, 0)).granted == 2
+    assert (await store.renew("p", ["a:0", "a:1"], readd=False)).leases == 2
+    redis.stop()
+    redis.start()  # empty: no persistence
+    with pytest.raises(StoreUnavailable):  # the pooled connection died with the server
+        await store.renew("p", ["a:0", "a:1"], readd=False)
+    reply = await store.renew("p", ["a:0", "a:1"], readd=False)
+    assert (reply.leases, reply.replicas) == (2, 1)  # heartbeat was gone: leases re-added
     await store.close()
 
 
