@@ -45,9 +45,9 @@ class Gateway:
     upstream: ConnectionPool | None = None
     admissions: dict[str, PoolAdmission] = field(default_factory=dict)
     prefix_store: MemoryPrefixStore | None = None
-    lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
     _prefix_key: object = None
     started_at: int = field(default_factory=lambda: int(time.time()))
+    lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
 
     @classmethod
     def create(
