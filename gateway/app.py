@@ -15,6 +15,7 @@ import httpx2 as httpx
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
+from gateway import cluster
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
 from gateway.errors import GatewayError
@@ -50,7 +51,7 @@ def build_app(
         async with _control_client(policy, transport) as client:
             gateway.start(Proxy(upstream, clock), upstream, sleep)
             try:
-                async with _background(gateway, client):
+                async with _background(gateway, client), cluster.lifespan(gateway):
                     yield
             finally:
                 await gateway.stop()

@@ -153,6 +153,36 @@ class GatewayMetrics:
             ["pool"],
             registry=registry,
         )
+        self.cluster_mode = Gauge(
+            "gateway_cluster_mode",
+            "Cluster admission per pool: 1 the cluster limit through Redis, 0 local fallback",
+            ["pool"],
+            registry=registry,
+        )
+        self.cluster_leases = Gauge(
+            "gateway_cluster_leases",
+            "Leases in flight across the cluster, by pool, as last read from Redis",
+            ["pool"],
+            registry=registry,
+        )
+        self.cluster_held = Gauge(
+            "gateway_cluster_held_leases",
+            "Leases this replica holds, by pool",
+            ["pool"],
+            registry=registry,
+        )
+        self.cluster_replicas = Gauge(
+            "gateway_cluster_replicas",
+            "Live gateway replicas serving the pool, as last read from Redis",
+            ["pool"],
+            registry=registry,
+        )
+        self.redis_errors = Counter(
+            "gateway_redis_errors",
+            "Redis calls of cluster admission that failed or timed out, by operation",
+            ["op"],
+            registry=registry,
+        )
         self.rewrite_fragments = Counter(
             "gateway_rewrite_fragments",
             "Volatile fragments moved out of shared prompt prefixes, by kind",

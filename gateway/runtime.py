@@ -12,6 +12,7 @@ from pathlib import Path
 from prometheus_client import Gauge
 
 from gateway.admission.controller import PROBE, PoolAdmission
+from gateway.admission.gate import LeaseGate
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
@@ -61,6 +62,7 @@ class Gateway:
     summaries: SummaryService | None = None
     _prefix_key: object = None
     started_at: int = field(default_factory=lambda: int(time.time()))
+    lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
 
     @classmethod
     def create(
@@ -168,9 +170,16 @@ class Gateway:
                     clock=self.clock,
                     metrics=self.metrics,
                     backend_load=partial(self._pool_load, name),
+                    leases=self.lease_gates(name) if self.lease_gates else None,
                 )
             self._watch_admission(fresh[name])
         self.admissions = fresh
+
+    def attach_lease_gates(self, gates: Callable[[str], LeaseGate]) -> None:
+        """Cluster admission started: every pool's slots now also need its gate's lease."""
+        self.lease_gates = gates
+        for name, admission in self.admissions.items():
+            admission.leases = gates(name)
 
     def _pool_load(self, pool: str) -> tuple[float, float]:
         states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []

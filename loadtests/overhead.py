@@ -10,7 +10,8 @@ HTTP/1.1 client on uvloop, so the load generator costs as little CPU as it can o
 machine where client, gateway and upstream compete for the cores.
 
 Parameters: ``--levels`` (concurrencies), ``--rounds`` (pairs of rounds), ``--round-s``
-(seconds per round), ``--ttft-ms``, ``--tokens``, ``--itl-ms`` (the fake's timing).
+(seconds per round), ``--ttft-ms``, ``--tokens``, ``--itl-ms`` (the fake's timing),
+``--redis-url`` (turn on cluster admission through that Redis: a lease per request).
 """
 
 from __future__ import annotations
@@ -142,6 +143,8 @@ def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         "models:\n  bench: {pool: main}\n"
         "server: {max_keepalive_connections: 1000}\n"
     )
+    if args.redis_url:
+        policy += f"cluster: {{enabled: true, redis_url: '{args.redis_url}'}}\n"
     py = sys.executable
     upstream_argv = [py, "-m", "loadtests.fake_upstream", "--port", str(up_port),
                      "--ttft-ms", str(args.ttft_ms), "--tokens", str(args.tokens),
@@ -187,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--itl-ms", type=float, default=5.0)
     parser.add_argument("--capacity-c", type=int, default=64, help="concurrency for max req/s")
     parser.add_argument("--json", help="also write the rows to this JSON file")
+    parser.add_argument("--redis-url", help="cluster admission through this Redis")
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
     with _processes(args) as (direct, gateway):

@@ -10,16 +10,25 @@ waits, otherwise in the queue (priority, then deadline, then arrival; short and 
 A waiter whose client leaves or whose deadline passes leaves the queue. ``Permit.release``
 frees the slot and feeds the limit algorithm the backend's latency and the drain rate its work.
 
+With a ``LeaseGate`` (cluster admission), a slot also needs a lease from the gate, and the
+local limit is capped by the gate (the local share while Redis is unreachable). A request
+that finds a free local slot asks for its lease at once; when the cluster is full it waits
+in the queue like any other. Then one pump task per pool asks for a lease for whoever is
+next (so priority, deadline and lane order hold) and hands it over, retrying when a slot or
+lease frees or every ``poll_s``.
+
 Parameters: the pool's ``admission`` settings in the policy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.admission.drain import DrainRate
+from gateway.admission.gate import LeaseGate
 from gateway.admission.ladder import Action, Ladder, Signals, Step, verdict
 from gateway.admission.limits import (
     AimdLimit,
@@ -58,18 +67,21 @@ class Decision:
 class Permit:
     """A slot in the pool, held from admission until the request ends."""
 
-    __slots__ = ("_admission", "_cost", "_released", "queued_s")
+    __slots__ = ("_admission", "_cost", "_lease", "_released", "queued_s")
 
-    def __init__(self, admission: PoolAdmission, cost: float, queued_s: float) -> None:
+    def __init__(
+        self, admission: PoolAdmission, cost: float, queued_s: float, lease: str | None = None
+    ) -> None:
         self._admission = admission
         self._cost = cost
+        self._lease = lease
         self._released = False
         self.queued_s = queued_s
 
     def release(self, *, latency_s: float | None, dropped: bool) -> None:
         if not self._released:
             self._released = True
-            self._admission.release(self._cost, latency_s, dropped)
+            self._admission.release(self._cost, latency_s, dropped, self._lease)
 
 
 class PoolAdmission:
@@ -80,8 +92,10 @@ class PoolAdmission:
         clock: Callable[[], float],
         metrics: GatewayMetrics,
         backend_load: Callable[[], tuple[float, float]],
+        leases: LeaseGate | None = None,
     ) -> None:
         self.pool = pool
+        self.leases = leases
         self.settings = pool.settings.admission
         self._clock = clock
         self._metrics = metrics
@@ -93,6 +107,8 @@ class PoolAdmission:
         self.ladder = Ladder(steps, self.settings.hysteresis)
         self.step = 0
         self.inflight = 0
+        self._pumping = False
+        self._wake = asyncio.Event()
 
     # the decision
 
@@ -129,8 +145,12 @@ class PoolAdmission:
         start = self._clock()
         if self._has_free_slot():
             self.inflight += 1
-            return Permit(self, request.cost, 0.0)
-        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            if self.leases is None:
+                return Permit(self, request.cost, 0.0)
+            lease = await self._lease_now(self.leases)
+            if lease is not None:
+                return Permit(self, request.cost, 0.0, lease)
+        granted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         ticket = Ticket(
             priority=request.priority,
             lane=request.lane,
@@ -140,6 +160,8 @@ class PoolAdmission:
             payload=granted,
         )
         self.queue.push(ticket)
+        if self.leases is not None:
+            self._kick()
         try:
             await self._wait(granted, request)
         except BaseException:
@@ -147,10 +169,16 @@ class PoolAdmission:
             raise
         queued = self._clock() - start
         self._metrics.queue_wait.labels(self.pool.name).observe(queued)
-        return Permit(self, request.cost, queued)
+        return Permit(self, request.cost, queued, granted.result())
 
-    def release(self, cost: float, latency_s: float | None, dropped: bool) -> None:
+    def release(
+        self, cost: float, latency_s: float | None, dropped: bool, lease: str | None = None
+    ) -> None:
         self.inflight -= 1
+        if self.leases is not None and lease is not None:
+            self.leases.release(lease, self._kick)
+        elif self.leases is not None:
+            self._kick()
         self.drain.on_complete(cost)
         if latency_s is not None or dropped:
             self.limit.on_sample(
@@ -161,10 +189,26 @@ class PoolAdmission:
 
     # internals
 
-    def _has_free_slot(self) -> bool:
-        return self.inflight < self.limit.limit and not self.queue
+    def _slots(self) -> int:
+        limit = self.limit.limit
+        return limit if self.leases is None else min(limit, self.leases.cap(limit))
 
-    async def _wait(self, granted: asyncio.Future[None], request: AdmissionRequest) -> None:
+    def _has_free_slot(self) -> bool:
+        free = self.inflight < self._slots() and not self.queue
+        return free and (self.leases is None or self.leases.may_try(self.limit.limit))
+
+    async def _lease_now(self, leases: LeaseGate) -> str | None:
+        """The lease of a request that found a free local slot (``inflight`` already counts it)."""
+        try:
+            lease = await leases.acquire(self.limit.limit)
+        except BaseException:
+            self.inflight -= 1
+            raise
+        if lease is None:
+            self.inflight -= 1
+        return lease
+
+    async def _wait(self, granted: asyncio.Future[str | None], request: AdmissionRequest) -> None:
         if request.deadline is None:
             await granted
             return
@@ -178,25 +222,60 @@ class PoolAdmission:
                 code="deadline_exceeded",
             ) from None
 
-    def _leave(self, ticket: Ticket, granted: asyncio.Future[None]) -> None:
+    def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
         if granted.done() and not granted.cancelled():
             # The slot came just as the waiter left: hand it on.
-            self.release(ticket.cost, None, dropped=False)
+            self.release(ticket.cost, None, dropped=False, lease=granted.result())
         else:
             self.queue.remove(ticket)
             granted.cancel()
 
     def _dispatch(self) -> None:
+        if self.leases is not None:
+            return  # the pump dispatches, once the lease is back (``release(..., then)``)
         while self.inflight < self.limit.limit:
-            ticket = self.queue.pop()
-            if ticket is None:
+            if not self._grant(None):
                 return
+
+    def _grant(self, lease: str | None) -> bool:
+        """Give a slot (and its lease) to the next live waiter; False when nobody waits."""
+        while (ticket := self.queue.pop()) is not None:
             granted = ticket.payload
             assert isinstance(granted, asyncio.Future)
             if granted.done():
                 continue
             self.inflight += 1
-            granted.set_result(None)
+            granted.set_result(lease)
+            return True
+        return False
+
+    def _kick(self) -> None:
+        """Wake the lease pump, starting it when waiters have none running."""
+        self._wake.set()
+        if self.leases is not None and self.queue and not self._pumping:
+            self._pumping = True
+            self.leases.spawn(self._pump(self.leases))
+
+    async def _pump(self, leases: LeaseGate) -> None:
+        """While requests wait: get a lease for whoever is next, then hand it over."""
+        try:
+            while self.queue:
+                self._wake.clear()  # a wake from here on is kept for the nap below
+                if self.inflight >= self._slots():
+                    await self._nap(leases.poll_s)
+                    continue
+                lease = await leases.acquire(self.limit.limit)
+                if lease is None:
+                    await self._nap(leases.poll_s)
+                elif not self._grant(lease):
+                    leases.release(lease, _nothing)
+        finally:
+            self._pumping = False
+
+    async def _nap(self, poll_s: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(poll_s):
+                await self._wake.wait()
 
     def _refuse_if_full(self, request: AdmissionRequest, wait: float | None) -> None:
         if self._has_free_slot():
@@ -265,3 +344,7 @@ def _step(spec: LadderStep) -> Step:
         backend_waiting=spec.backend_waiting,
         kv_usage=spec.kv_usage,
     )
+
+
+def _nothing() -> None:
+    return None

@@ -225,6 +225,52 @@ class RetryBudget(_Strict):
     min_retries_per_s: float = Field(default=0.5, ge=0, le=10_000)
 
 
+class Cluster(_Strict):
+    """Cluster-wide admission through Redis: the replicas share each pool's limit (off by default).
+
+    Each pool's concurrency limit becomes the limit of the whole cluster, enforced with leases
+    in Redis; when Redis is unreachable each replica falls back to its share of the limit.
+    """
+
+    enabled: bool = False
+    redis_url: str = Field(
+        default="redis://127.0.0.1:6379/0", description="redis://, rediss:// or unix:// URL"
+    )
+    key_prefix: Name = Field(default="latency-gateway", description="Prefix of every Redis key")
+    lease_ttl_s: float = Field(
+        default=10.0, ge=0.1, le=3600, description="A crashed replica's leases expire after this"
+    )
+    renew_interval_s: float = Field(
+        default=2.0, gt=0, le=600, description="Leases and heartbeats are renewed this often"
+    )
+    op_timeout_s: float = Field(
+        default=0.1, gt=0, le=5, description="Longest a Redis call may take before fallback"
+    )
+    poll_s: float = Field(
+        default=0.05, gt=0, le=10, description="How often waiters retry a full cluster"
+    )
+    fallback_replicas: int = Field(
+        default=1,
+        ge=1,
+        le=10_000,
+        description="Replicas assumed for the local share until Redis was read once",
+    )
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        if not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @model_validator(mode="after")
+    def _renew_within_ttl(self) -> Cluster:
+        # Two renewals per TTL: one late or lost renewal does not let a live lease expire.
+        if self.renew_interval_s * 2 > self.lease_ttl_s:
+            raise ValueError("renew_interval_s must be at most half of lease_ttl_s")
+        return self
+
+
 LengthName = Literal["short", "medium", "long"]
 PriorityName = Literal["critical", "standard", "sheddable"]
 
@@ -358,6 +404,7 @@ class Policy(_Strict):
     classify: Classify = Classify()
     rewrite: Rewrite = Rewrite()
     retry_budget: RetryBudget = RetryBudget()
+    cluster: Cluster = Cluster()
     health: Health = Health()
     server: Server = Server()
     tracing: Tracing = Tracing()

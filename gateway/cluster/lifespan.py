@@ -1,0 +1,46 @@
+"""Start and stop cluster admission with the app (when the policy's ``cluster`` says so)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import socket
+from collections.abc import AsyncIterator
+
+from gateway.cluster.gate import ClusterAdmission
+from gateway.cluster.store import RedisLeaseStore
+from gateway.runtime import Gateway
+
+
+def replica_id() -> str:
+    """Unique per process; host and pid first, so a Redis key listing is readable."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+@contextlib.asynccontextmanager
+async def cluster_admission(gateway: Gateway) -> AsyncIterator[ClusterAdmission | None]:
+    """Join the cluster (or start in local mode if Redis is down); leave it on exit.
+
+    The ``cluster`` section is read once, at start: changing it needs a restart.
+    """
+    settings = gateway.policy.source.cluster
+    if not settings.enabled:
+        yield None
+        return
+    cluster = ClusterAdmission(RedisLeaseStore(settings, replica_id()), gateway.metrics)
+
+    def pools() -> list[str]:
+        return list(gateway.policy.pools)
+
+    # The first heartbeat before serving: the other replicas count this one from the start.
+    await cluster.renew_all(pools())
+    gateway.attach_lease_gates(cluster.pool)
+    renewer = asyncio.create_task(cluster.run(pools), name="cluster-renewer")
+    try:
+        yield cluster
+    finally:
+        renewer.cancel()
+        await asyncio.gather(renewer, return_exceptions=True)
+        await cluster.close()
