@@ -87,6 +87,11 @@ class Lease:
         backend.breaker.on_start()
         metrics.inflight.labels(plan.pool.name).inc()
 
+    def first_token(self) -> None:
+        """The backend is past this request's prefill (prefill pacing counts it no more)."""
+        if self._permit is not None:
+            self._permit.prefilled()
+
     def finish(self, outcome: Outcome) -> None:
         if self._done:
             return

@@ -140,6 +140,7 @@ class Proxy:
                 if out:
                     if outcome.first_token_at is None and relay.token_seen:
                         outcome.first_token_at = self._clock()
+                        lease.first_token()
                     yield out
             error = relay.error
             if error is None:

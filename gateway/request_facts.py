@@ -72,4 +72,5 @@ def admission_request(
         cost=prompt_tokens + float(output),
         deadline=deadline_of(ctx.headers, ctx.arrival),
         degradable=degradable,
+        prompt_tokens=prompt_tokens,
     )

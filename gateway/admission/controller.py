@@ -38,6 +38,7 @@ from gateway.admission.limits import (
     LimitAlgorithm,
     StaticLimit,
 )
+from gateway.admission.prefill import PrefillBudget
 from gateway.admission.queue import AdmissionQueue, Lane, Priority, Ticket
 from gateway.admission.retry_after import retry_after_s
 from gateway.errors import GatewayError, GatewayTimeout, RateLimited
@@ -53,6 +54,7 @@ class AdmissionRequest:
     cost: float  # estimated work: prompt plus output tokens
     deadline: float | None  # absolute, on the admission clock
     degradable: bool  # the gateway chose the pool (model: auto), so it may choose another
+    prompt_tokens: float = 0.0  # what prefill pacing counts
 
 
 # A standard short request with no work of its own: what "the pool's wait now" means.
@@ -67,21 +69,40 @@ class Decision:
 class Permit:
     """A slot in the pool, held from admission until the request ends."""
 
-    __slots__ = ("_admission", "_cost", "_lease", "_released", "queued_s")
+    __slots__ = ("_admission", "_cost", "_lease", "_prefill", "_released", "queued_s")
 
     def __init__(
-        self, admission: PoolAdmission, cost: float, queued_s: float, lease: str | None = None
+        self,
+        admission: PoolAdmission,
+        cost: float,
+        queued_s: float,
+        lease: str | None = None,
+        prefill: float = 0.0,
     ) -> None:
         self._admission = admission
         self._cost = cost
         self._lease = lease
+        self._prefill = prefill
         self._released = False
         self.queued_s = queued_s
+
+    def prefilled(self) -> None:
+        """The request's first token arrived: its prompt no longer counts for pacing."""
+        if self._prefill:
+            tokens, self._prefill = self._prefill, 0.0
+            self._admission.prefilled(tokens)
 
     def release(self, *, latency_s: float | None, dropped: bool) -> None:
         if not self._released:
             self._released = True
+            self.prefilled()
             self._admission.release(self._cost, latency_s, dropped, self._lease)
+
+
+@dataclass(slots=True)
+class _Waiter:
+    granted: asyncio.Future[str | None]
+    prefill: float
 
 
 class PoolAdmission:
@@ -107,6 +128,7 @@ class PoolAdmission:
         self.ladder = Ladder(steps, self.settings.hysteresis)
         self.step = 0
         self.inflight = 0
+        self.prefill = PrefillBudget(self.settings.max_prefill_tokens)
         self._pumping = False
         self._wake = asyncio.Event()
 
@@ -143,13 +165,15 @@ class PoolAdmission:
 
     async def acquire(self, request: AdmissionRequest) -> Permit:
         start = self._clock()
+        tokens = request.prompt_tokens
         if self._has_free_slot():
             self.inflight += 1
+            self.prefill.start(tokens)
             if self.leases is None:
-                return Permit(self, request.cost, 0.0)
-            lease = await self._lease_now(self.leases)
+                return Permit(self, request.cost, 0.0, prefill=tokens)
+            lease = await self._lease_now(self.leases, tokens)
             if lease is not None:
-                return Permit(self, request.cost, 0.0, lease)
+                return Permit(self, request.cost, 0.0, lease, tokens)
         granted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         ticket = Ticket(
             priority=request.priority,
@@ -157,7 +181,7 @@ class PoolAdmission:
             cost=request.cost,
             deadline=request.deadline,
             enqueued_at=start,
-            payload=granted,
+            payload=_Waiter(granted, tokens),
         )
         self.queue.push(ticket)
         if self.leases is not None:
@@ -169,7 +193,7 @@ class PoolAdmission:
             raise
         queued = self._clock() - start
         self._metrics.queue_wait.labels(self.pool.name).observe(queued)
-        return Permit(self, request.cost, queued, granted.result())
+        return Permit(self, request.cost, queued, granted.result(), tokens)
 
     def release(
         self, cost: float, latency_s: float | None, dropped: bool, lease: str | None = None
@@ -187,6 +211,13 @@ class PoolAdmission:
         self._dispatch()
         self._update_step(self.estimated_wait(PROBE))
 
+    def prefilled(self, tokens: float) -> None:
+        self.prefill.done(tokens)
+        if self.leases is not None:
+            self._kick()
+        else:
+            self._dispatch()
+
     # internals
 
     def _slots(self) -> int:
@@ -194,19 +225,24 @@ class PoolAdmission:
         return limit if self.leases is None else min(limit, self.leases.cap(limit))
 
     def _has_free_slot(self) -> bool:
-        free = self.inflight < self._slots() and not self.queue
+        free = self.inflight < self._slots() and not self.queue and self.prefill.has_room()
         return free and (self.leases is None or self.leases.may_try(self.limit.limit))
 
-    async def _lease_now(self, leases: LeaseGate) -> str | None:
-        """The lease of a request that found a free local slot (``inflight`` already counts it)."""
+    async def _lease_now(self, leases: LeaseGate, tokens: float) -> str | None:
+        """The lease of a request that found a free local slot (``inflight`` and the prefill
+        count already include it)."""
         try:
             lease = await leases.acquire(self.limit.limit)
         except BaseException:
-            self.inflight -= 1
+            self._unclaim(tokens)
             raise
         if lease is None:
-            self.inflight -= 1
+            self._unclaim(tokens)
         return lease
+
+    def _unclaim(self, tokens: float) -> None:
+        self.inflight -= 1
+        self.prefill.done(tokens)
 
     async def _wait(self, granted: asyncio.Future[str | None], request: AdmissionRequest) -> None:
         if request.deadline is None:
@@ -225,6 +261,8 @@ class PoolAdmission:
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
         if granted.done() and not granted.cancelled():
             # The slot came just as the waiter left: hand it on.
+            assert isinstance(ticket.payload, _Waiter)
+            self.prefill.done(ticket.payload.prefill)
             self.release(ticket.cost, None, dropped=False, lease=granted.result())
         else:
             self.queue.remove(ticket)
@@ -233,19 +271,20 @@ class PoolAdmission:
     def _dispatch(self) -> None:
         if self.leases is not None:
             return  # the pump dispatches, once the lease is back (``release(..., then)``)
-        while self.inflight < self.limit.limit:
+        while self.inflight < self.limit.limit and self.prefill.has_room():
             if not self._grant(None):
                 return
 
     def _grant(self, lease: str | None) -> bool:
         """Give a slot (and its lease) to the next live waiter; False when nobody waits."""
         while (ticket := self.queue.pop()) is not None:
-            granted = ticket.payload
-            assert isinstance(granted, asyncio.Future)
-            if granted.done():
+            waiter = ticket.payload
+            assert isinstance(waiter, _Waiter)
+            if waiter.granted.done():
                 continue
             self.inflight += 1
-            granted.set_result(lease)
+            self.prefill.start(waiter.prefill)
+            waiter.granted.set_result(lease)
             return True
         return False
 
@@ -261,7 +300,7 @@ class PoolAdmission:
         try:
             while self.queue:
                 self._wake.clear()  # a wake from here on is kept for the nap below
-                if self.inflight >= self._slots():
+                if self.inflight >= self._slots() or not self.prefill.has_room():
                     await self._nap(leases.poll_s)
                     continue
                 lease = await leases.acquire(self.limit.limit)

@@ -165,6 +165,12 @@ class Admission(_Strict):
     max_wait_s: float = Field(default=30.0, gt=0, description="Shed beyond this estimated wait")
     long_prompt_tokens: int = Field(default=2000, ge=1, description="Long lane from here")
     long_lane_share: float = Field(default=0.25, gt=0, lt=1)
+    max_prefill_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prefill pacing: prompt tokens admitted but not yet at their first token,"
+        " pool-wide; more waits in the gateway (default: no pacing)",
+    )
     degrade_to: Name | None = Field(default=None, description="Pool for the ladder's degrade")
     ladder: list[LadderStep] = Field(default_factory=list)
     hysteresis: float = Field(default=0.8, gt=0, le=1)
