@@ -1,4 +1,4 @@
-"""Command line: ``latency-gateway serve | check | demo | schema``."""
+"""Command line: ``latency-gateway serve | check | demo | schema | hash-key``."""
 
 from __future__ import annotations
 
@@ -45,7 +45,30 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the policy's JSON Schema")
     schema.set_defaults(func=_schema)
+
+    hash_key = sub.add_parser(
+        "hash-key", help="make a gateway API key and print it with its hash for the policy"
+    )
+    hash_key.add_argument(
+        "--stdin", action="store_true", help="hash the key read from stdin instead of a new one"
+    )
+    hash_key.set_defaults(func=_hash_key)
     return parser
+
+
+def _hash_key(args: argparse.Namespace) -> int:
+    from gateway.security.keys import KeyFormatError, hash_key, new_key
+
+    key = sys.stdin.readline().strip() if args.stdin else new_key()
+    try:
+        hashed = hash_key(key)
+    except KeyFormatError as exc:
+        print(f"hash-key: {exc}", file=sys.stderr)
+        return 1
+    if not args.stdin:
+        print(f"key:  {key}    (give this to the client; it is not stored anywhere)")
+    print(f"hash: {hashed}    (put this under auth.tenants.<name>.keys or admin.keys)")
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -77,6 +100,7 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     import uvicorn
 
     from gateway.app import build_app
+    from gateway.security.slow_clients import header_timeout_protocol
 
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -93,12 +117,17 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     # full passes, whose pauses would otherwise land on the latency tail.
     gc.collect()
     gc.freeze()
+    server = policy.source.server
     uvicorn.run(
         app,
         host=host,
         port=port,
         log_level=log_level,
         access_log=False,
+        # Slow clients cannot hold connections: headers within header_timeout_s (the body's
+        # own timeout is checked while reading it); beyond max_connections uvicorn answers 503.
+        http=header_timeout_protocol(server.header_timeout_s),
+        limit_concurrency=server.max_connections,
         # On SIGTERM: stop accepting, let in-flight requests finish for this long, then cancel
         # the rest (which closes their upstream connections, so backends stop generating).
         timeout_graceful_shutdown=policy.source.server.drain_timeout_s,

@@ -30,6 +30,7 @@ class RequestContext:
     policy: CompiledPolicy
     headers: Mapping[str, str]
     priority: Priority = Priority.STANDARD  # from x-gateway-priority
+    tenant: str | None = None  # from the gateway API key, when the policy has tenants
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,10 +21,11 @@ from gateway.lifecycle import CLIENT_GONE
 from gateway.openai_api import Endpoint, parse_request
 from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
-from gateway.request_facts import priority_of
 from gateway.responses import json_response
 from gateway.rewriting import rewrite_stage
 from gateway.runtime import Gateway
+from gateway.security.ingress import identify, priority_for, screen
+from gateway.security.tenants import visible_models
 from gateway.streaming import EventStreamResponse
 
 log = logging.getLogger(__name__)
@@ -61,19 +62,23 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     request_id = uuid.uuid4().hex
     headers = {"x-gateway-request-id": request_id}
     policy = gateway.policy
+    server = policy.source.server
     try:
-        raw = await read_body(request, policy.source.server.max_body_bytes)
+        caller = identify(policy, request.headers)  # 401 before any other work
+        raw = await read_body(request, server.max_body_bytes, server.body_timeout_s)
     except GatewayError as exc:
         return render_error(gateway, exc, headers)
     watch = DisconnectWatch(request.receive)
     try:
+        parsed = screen(policy, caller, parse_request(endpoint, raw), gateway.rate_limiter)
         ctx = RequestContext(
             request_id,
             arrival,
-            parse_request(endpoint, raw),
+            parsed,
             policy,
             request.headers,
-            priority_of(request.headers),
+            priority_for(caller, request.headers),
+            caller.name if caller is not None else None,
         )
         response = await _dispatch(gateway, ctx, headers, watch)
     except GatewayError as exc:
@@ -147,9 +152,10 @@ async def not_found(request: Request, exc: Exception) -> Response:
 
 async def list_models(request: Request) -> Response:
     gateway = gateway_of(request)
+    caller = identify(gateway.policy, request.headers)  # a GatewayError renders as 401
     data = [
         {"id": name, "object": "model", "created": gateway.started_at, "owned_by": "gateway"}
-        for name in gateway.policy.model_names()
+        for name in visible_models(caller, gateway.policy.model_names())
     ]
     return json_response({"object": "list", "data": data})
 
