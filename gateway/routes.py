@@ -19,6 +19,7 @@ from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
 from gateway.lifecycle import CLIENT_GONE
 from gateway.openai_api import Endpoint, parse_request
+from gateway.openapi import openapi_document
 from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
 from gateway.responses import json_response
@@ -39,6 +40,7 @@ def routes() -> list[BaseRoute]:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
         *admin_routes(),
     ]
 
@@ -175,3 +177,7 @@ async def readyz(request: Request) -> Response:
 async def metrics(request: Request) -> Response:
     registry = gateway_of(request).metrics.registry
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+
+async def openapi(request: Request) -> Response:
+    return json_response(openapi_document())
