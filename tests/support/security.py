@@ -14,8 +14,9 @@ ADMIN_KEY = "gw-test-admin-key-9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d"
 UPSTREAM_SECRET = "sk-upstream-secret-7e6d5c4b3a291807f6e5d4c3b2a19080"
 UPSTREAM_ENV = "LG_TEST_UPSTREAM_KEY"
 PROMPT_CANARY = "canary-prompt-text-5c1f0e9d8b7a"
+WRONG_KEY = "gw-wrong-key-canary-1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e"
 
-CANARIES = (TENANT_A_KEY, TENANT_B_KEY, ADMIN_KEY, UPSTREAM_SECRET, PROMPT_CANARY)
+CANARIES = (TENANT_A_KEY, TENANT_B_KEY, ADMIN_KEY, UPSTREAM_SECRET, PROMPT_CANARY, WRONG_KEY)
 
 
 def tenants_yaml(*, alpha_extra: str = "", bravo_models: str = "[fast]") -> str:
