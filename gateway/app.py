@@ -54,6 +54,7 @@ def build_app(
                     yield
             finally:
                 upstream.close()
+                await gateway.rate_limits.aclose()
 
     app = Starlette(
         routes=routes(),

@@ -72,7 +72,7 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
         return render_error(gateway, exc, headers)
     watch = DisconnectWatch(request.receive)
     try:
-        parsed = screen(policy, caller, parse_request(endpoint, raw), gateway.rate_limiter)
+        parsed = await screen(policy, caller, parse_request(endpoint, raw), gateway.rate_limits)
         ctx = RequestContext(
             request_id,
             arrival,

@@ -20,7 +20,7 @@ from gateway.proxy import Proxy
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.scheduling.scheduler import Scheduler
-from gateway.security.rate_limit import RateLimiter
+from gateway.security.rate_limits import TenantRateLimits
 from gateway.upstream import ConnectionPool
 
 
@@ -47,10 +47,10 @@ class Gateway:
     prefix_store: MemoryPrefixStore | None = None
     _prefix_key: object = None
     started_at: int = field(default_factory=lambda: int(time.time()))
-    rate_limiter: RateLimiter = field(init=False)
+    rate_limits: TenantRateLimits = field(init=False)
 
     def __post_init__(self) -> None:
-        self.rate_limiter = RateLimiter(self.clock)
+        self.rate_limits = TenantRateLimits(self.clock)
 
     @classmethod
     def create(

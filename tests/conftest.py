@@ -9,6 +9,8 @@ import pytest
 from tests.support.log_guard import CanaryHandler
 from tests.support.security import CANARIES
 
+pytest_plugins = ["tests.support.redis_process"]  # the redis_url fixture
+
 _GUARD = pytest.StashKey[CanaryHandler]()
 
 

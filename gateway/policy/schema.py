@@ -334,7 +334,16 @@ class Auth(_Strict):
     """Gateway API keys. With tenants, every /v1 request needs a valid key."""
 
     tenants: dict[Name, Tenant] = Field(default_factory=dict)
-    rate_limit_store: Literal["memory"] = "memory"
+    rate_limit_store: Literal["memory", "redis"] = Field(
+        default="memory", description="redis: buckets shared by replicas (memory if it fails)"
+    )
+    redis_url: str | None = Field(default=None, description="e.g. redis://127.0.0.1:6379/0")
+
+    @model_validator(mode="after")
+    def _url_for_redis(self) -> Auth:
+        if self.rate_limit_store == "redis" and not self.redis_url:
+            raise ValueError("rate_limit_store 'redis' needs redis_url")
+        return self
 
 
 class InputLimits(_Strict):

@@ -13,7 +13,7 @@ from gateway.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy
 from gateway.request_facts import DEFAULT_OUTPUT_TOKENS, priority_of, prompt_chars
 from gateway.security.input_limits import apply_input_limits
-from gateway.security.rate_limit import RateLimiter
+from gateway.security.rate_limits import TenantRateLimits
 from gateway.security.tenants import Caller, authenticate, authorize_model
 
 log = logging.getLogger(__name__)
@@ -25,14 +25,18 @@ def identify(policy: CompiledPolicy, headers: Mapping[str, str]) -> Caller | Non
     return authenticate(policy.keys, policy.source.auth.tenants, headers)
 
 
-def screen(
-    policy: CompiledPolicy, caller: Caller | None, request: ParsedRequest, limiter: RateLimiter
+async def screen(
+    policy: CompiledPolicy,
+    caller: Caller | None,
+    request: ParsedRequest,
+    limits: TenantRateLimits,
 ) -> ParsedRequest:
     """Input limits, model permission and rate limit; the request as it goes on."""
     request = apply_input_limits(request, policy.source.limits)
     authorize_model(caller, request.model)
     if caller is not None:
-        limiter.charge(caller.name, caller.tenant.rate_limit, request_tokens(request))
+        tokens = request_tokens(request)
+        await limits.charge(policy.source.auth, caller.name, caller.tenant.rate_limit, tokens)
     if policy.source.log_prompts:
         # Off by default: prompts may hold personal data. Only an explicit policy flag logs them.
         log.info("prompt of %s: %r", caller.name if caller else "-", request.body)

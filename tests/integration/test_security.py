@@ -218,3 +218,19 @@ def test_slow_headers_lose_the_connection(upstream: str) -> None:
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+def test_replicas_share_tenant_limits_through_redis(
+    upstream: str, start_gateway: GatewayFactory, redis_url: str
+) -> None:
+    auth = tenants_yaml(alpha_extra="      rate_limit: {requests_per_minute: 2}").replace(
+        "auth:\n", f"auth:\n  rate_limit_store: redis\n  redis_url: {redis_url}\n"
+    )
+    policy = single_pool(upstream) + auth
+    with start_gateway(policy) as one, start_gateway(policy) as two:
+        _sdk(one, TENANT_A_KEY).chat.completions.create(model="fast", messages=HELLO)  # type: ignore[arg-type]
+        _sdk(two, TENANT_A_KEY).chat.completions.create(model="fast", messages=HELLO)  # type: ignore[arg-type]
+        for url in (one, two):
+            with pytest.raises(openai.RateLimitError) as refused:
+                _sdk(url, TENANT_A_KEY).chat.completions.create(model="fast", messages=HELLO)  # type: ignore[arg-type]
+            assert int(refused.value.response.headers["retry-after"]) in (29, 30)
