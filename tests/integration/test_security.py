@@ -182,7 +182,7 @@ def test_a_slow_body_gets_408(upstream: str, start_gateway: GatewayFactory) -> N
         assert b"body_timeout" in head
 
 
-def test_slow_headers_lose_the_connection(upstream: str) -> None:
+def test_slow_headers_lose_the_connection_and_connections_are_capped(upstream: str) -> None:
     import threading
 
     import uvicorn
@@ -194,7 +194,7 @@ def test_slow_headers_lose_the_connection(upstream: str) -> None:
         port=0,
         log_level="warning",
         http=header_timeout_protocol(0.2),
-        limit_concurrency=100,
+        limit_concurrency=3,
     )
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
@@ -208,11 +208,17 @@ def test_slow_headers_lose_the_connection(upstream: str) -> None:
                 break
             started.wait(0.01)
         assert started.is_set()
-        port = server.servers[0].sockets[0].getsockname()[1]
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        address = ("127.0.0.1", server.servers[0].sockets[0].getsockname()[1])
+        slow = [socket.create_connection(address, timeout=10) for _ in range(2)]
+        for sock in slow:
             sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")  # never finishes the head
+        with socket.create_connection(address, timeout=10) as third:
+            third.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+            assert third.recv(4096).startswith(b"HTTP/1.1 503")  # over the connection cap
+        for sock in slow:
             assert sock.recv(4096) == b""  # closed by the gateway, well before our 10 s
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.close()
+        with socket.create_connection(address, timeout=10) as sock:
             sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
             assert sock.recv(4096).startswith(b"HTTP/1.1 200")
     finally:
