@@ -58,3 +58,23 @@ def test_keyring_finds_the_owner_of_a_key_and_nobody_for_others() -> None:
 )
 def test_bearer_token(header: str | None, token: str | None) -> None:
     assert bearer_token(header) == token
+
+
+def test_hash_key_command_prints_a_new_key_and_its_hash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from gateway.cli import main
+
+    assert main(["hash-key"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    key = lines[0].split()[1]
+    assert lines[1].split()[1] == hash_key(key)
+    monkeypatch.setattr("sys.stdin", io.StringIO(key + "\n"))
+    assert main(["hash-key", "--stdin"]) == 0
+    out = capsys.readouterr().out
+    assert key not in out  # a key given on stdin is not echoed
+    assert hash_key(key) in out
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    assert main(["hash-key", "--stdin"]) == 1
