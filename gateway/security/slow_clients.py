@@ -1,4 +1,4 @@
-"""A header read timeout for uvicorn's httptools protocol (slowloris protection).
+"""A header read timeout and an OpenAI-shaped connection cap for uvicorn's httptools protocol.
 
 uvicorn bounds the idle time between keep-alive requests but not the time a client may take
 to send a request's headers: a client trickling one header byte at a time would hold its
@@ -6,6 +6,10 @@ connection, and a slot of ``limit_concurrency``, forever. Algorithm: a timer of
 ``header_timeout_s`` is armed when the connection opens and when a request begins (first
 byte), and disarmed once the request's headers are complete; if it fires, the connection is
 closed. Body reads are bounded separately by ``server.body_timeout_s`` (``gateway/body.py``).
+
+The connection cap is uvicorn's ``limit_concurrency`` rule (open connections or running
+requests at the cap: answer 503 and close), taken over here only to answer with the
+gateway's OpenAI error body and ``Retry-After`` instead of uvicorn's plain text.
 """
 
 from __future__ import annotations
@@ -13,7 +17,27 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from uvicorn._types import ASGIReceiveCallable, ASGISendCallable, Scope
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from gateway.errors import ServiceUnavailable
+
+
+async def over_capacity(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+    error = ServiceUnavailable(
+        "The gateway is at its connection limit; retry shortly.",
+        code="too_many_connections",
+        retry_after_s=1,
+    )
+    body = error.body_bytes()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"1"),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 class HeaderTimeoutProtocol(HttpToolsProtocol):
@@ -24,6 +48,8 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
+        # uvicorn's own check would answer in plain text: the cap is applied below instead.
+        self._cap, self.limit_concurrency = self.limit_concurrency, None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -40,7 +66,16 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._disarm()
-        super().on_headers_complete()
+        cap = self._cap
+        if cap is None or (len(self.connections) < cap and len(self.tasks) < cap):
+            super().on_headers_complete()
+            return
+        self.logger.warning("connection limit %d reached: 503", cap)
+        app, self.app = self.app, over_capacity
+        try:
+            super().on_headers_complete()  # runs over_capacity for this request only
+        finally:
+            self.app = app
 
     def _arm(self) -> None:
         self._disarm()

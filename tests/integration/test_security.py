@@ -182,6 +182,13 @@ def test_a_slow_body_gets_408(upstream: str, start_gateway: GatewayFactory) -> N
         assert b"body_timeout" in head
 
 
+def _read_to_close(sock: socket.socket) -> bytes:
+    chunks = []
+    while chunk := sock.recv(4096):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def test_slow_headers_lose_the_connection_and_connections_are_capped(upstream: str) -> None:
     import threading
 
@@ -214,7 +221,10 @@ def test_slow_headers_lose_the_connection_and_connections_are_capped(upstream: s
             sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")  # never finishes the head
         with socket.create_connection(address, timeout=10) as third:
             third.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
-            assert third.recv(4096).startswith(b"HTTP/1.1 503")  # over the connection cap
+            refused = _read_to_close(third)  # over the connection cap
+            assert refused.startswith(b"HTTP/1.1 503")
+            assert b'"code":"too_many_connections"' in refused
+            assert b"retry-after: 1" in refused
         for sock in slow:
             assert sock.recv(4096) == b""  # closed by the gateway, well before our 10 s
             sock.close()
