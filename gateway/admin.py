@@ -1,7 +1,8 @@
 """Admin endpoints: reload the policy, show the active one; each behind ``check_admin``.
 
 ``/admin/policy`` shows the validated policy, in which a backend's upstream key appears only
-as the name of its environment variable and gateway keys only as hashes."""
+as the name of its environment variable, gateway keys only as hashes, and passwords inside
+URLs (a Redis URL, a backend URL) masked."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from gateway.errors import PolicyRejected
 from gateway.responses import json_response
 from gateway.runtime import Gateway
 from gateway.security.admin_access import check_admin
+from gateway.security.redact import redact
 
 
 def admin_routes() -> list[BaseRoute]:
@@ -52,6 +54,6 @@ async def show_policy(request: Request) -> Response:
         {
             "digest": policy.digest,
             "path": str(path) if path is not None else None,
-            "policy": policy.source.model_dump(mode="json"),
+            "policy": redact(policy.source.model_dump(mode="json")),
         }
     )

@@ -135,3 +135,17 @@ def test_admin_key_mode_asks_everyone_for_the_key() -> None:
     for headers in ({}, {"authorization": f"Bearer {TENANT_A_KEY}"}):
         with pytest.raises(Unauthorized):
             check_admin(policy, "127.0.0.1", headers)
+
+
+def test_passwords_inside_urls_are_masked() -> None:
+    from gateway.security.redact import redact
+
+    dumped = {
+        "auth": {"redis_url": "redis://:hunter2@cache:6379/0"},
+        "backends": [{"url": "https://bob:s3cret@api.example:8443/v1"}, {"url": "http://x:1"}],
+    }
+    shown = redact(dumped)
+    assert shown["auth"]["redis_url"] == "redis://:***@cache:6379/0"
+    assert shown["backends"][0]["url"] == "https://bob:***@api.example:8443/v1"
+    assert shown["backends"][1]["url"] == "http://x:1"
+    assert "hunter2" not in str(shown)
