@@ -2,8 +2,10 @@
 
 ``auth.rate_limit_store: memory`` (default) keeps buckets in the process; ``redis`` shares them
 between replicas through ``auth.redis_url``. When Redis fails (down, slow, refused), the
-request is charged to the memory buckets instead and a warning is logged at most once per
-``warn_every_s``: losing Redis degrades to per-replica limits, it never fails requests.
+request is charged to the memory buckets instead, Redis is left alone for ``retry_s`` (so a
+hung Redis costs one timeout per ``retry_s``, not one per request) and a warning is logged
+at most once per ``warn_every_s``: losing Redis degrades to per-replica limits, it never
+fails requests.
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ log = logging.getLogger(__name__)
 
 
 class TenantRateLimits:
-    def __init__(self, clock: Callable[[], float], warn_every_s: float = 30.0) -> None:
+    def __init__(
+        self, clock: Callable[[], float], warn_every_s: float = 30.0, retry_s: float = 5.0
+    ) -> None:
         self._clock = clock
+        self._retry_s = retry_s
+        self._skip_until = float("-inf")
         self.memory = RateLimiter(clock)
         self._redis: tuple[str, RedisRateLimiter] | None = None
         self._warn_every_s = warn_every_s
@@ -30,9 +36,10 @@ class TenantRateLimits:
         self.fallbacks = 0
 
     async def charge(self, auth: Auth, tenant: str, limit: RateLimit, tokens: float) -> None:
-        if auth.rate_limit_store == "redis" and auth.redis_url is not None:
+        url = auth.redis_url if auth.rate_limit_store == "redis" else None
+        if url is not None and self._clock() >= self._skip_until:
             try:
-                await self._redis_for(auth.redis_url).charge(tenant, limit, tokens)
+                await self._redis_for(url).charge(tenant, limit, tokens)
                 return
             except (RedisError, OSError) as exc:
                 self._fell_back(exc)
@@ -47,6 +54,7 @@ class TenantRateLimits:
     def _fell_back(self, exc: Exception) -> None:
         self.fallbacks += 1
         now = self._clock()
+        self._skip_until = now + self._retry_s
         if self._warned_at is None or now - self._warned_at >= self._warn_every_s:
             self._warned_at = now
             # The exception's type only: its text may hold the Redis URL with a password.

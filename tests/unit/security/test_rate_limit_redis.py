@@ -44,13 +44,20 @@ async def test_tokens_are_checked_before_anything_is_charged(redis_url: str) -> 
         await limiter.aclose()
 
 
-async def test_redis_down_falls_back_to_local_buckets() -> None:
-    clock = iter(range(0, 10_000, 100))
-    limits = TenantRateLimits(lambda: float(next(clock)))
+async def test_redis_down_falls_back_to_local_buckets_and_is_retried_later() -> None:
+    now = [0.0]
+    limits = TenantRateLimits(lambda: now[0], retry_s=5.0)
     auth = Auth(rate_limit_store="redis", redis_url=f"redis://127.0.0.1:{free_port()}/0")
-    limit = RateLimit(requests_per_minute=1)
+    limit = RateLimit(requests_per_minute=2)
     try:
         await limits.charge(auth, "t", limit, 1)  # nobody listens: charged locally
         assert limits.fallbacks == 1
+        await limits.charge(auth, "t", limit, 1)  # within retry_s: Redis not even tried
+        assert limits.fallbacks == 1
+        with pytest.raises(RateLimited):
+            await limits.charge(auth, "t", limit, 1)  # the local bucket still limits
+        now[0] = 30.0
+        await limits.charge(auth, "t", limit, 1)  # Redis tried again, fails again
+        assert limits.fallbacks == 2
     finally:
         await limits.aclose()
