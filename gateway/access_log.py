@@ -1,6 +1,7 @@
 """One structured JSON line per client request, on the ``gateway.access`` logger.
 
-Fields: ``ts`` (Unix seconds), ``id`` (also sent as ``x-gateway-request-id``), ``model``
+Fields: ``ts`` (Unix seconds), ``id`` (also sent as ``x-gateway-request-id``), ``tenant``
+(from the API key, when the policy has tenants), ``model``
 (public), ``pool``, ``backend``, ``status``, ``error`` (the OpenAI error code, or null),
 ``stream``, ``priority``, ``queue_ms``, ``ttft_ms``, ``duration_ms``, ``tokens_in`` and
 ``tokens_out`` (from the backend's usage when it sent one; ``tokens_out`` otherwise counts
@@ -12,9 +13,11 @@ fields it got that far, the others null.
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -40,3 +43,53 @@ class AccessLog:
 
 def ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 2)
+
+
+class BackgroundWriter(logging.Handler):
+    """Writes a logger's lines to a stream from a daemon thread of its own.
+
+    Why: a write to a pipe or terminal that nobody drains blocks, and a blocking write on the
+    event loop stalls every request. ``emit`` (on the loop) only enqueues; when the writer
+    falls behind by ``max_queued`` lines, lines are dropped (and counted) rather than waited
+    for. ``close`` flushes for at most ``timeout_s``: a stalled stream cannot hold up exit.
+    """
+
+    def __init__(self, stream: IO[str], max_queued: int = 10_000) -> None:
+        super().__init__()
+        self._stream = stream
+        self._lines: queue.Queue[str | None] = queue.Queue(max_queued)
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, name="access-log", daemon=True)
+        self._thread.start()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._lines.put_nowait(record.getMessage() + "\n")
+        except queue.Full:
+            self.dropped += 1
+
+    def close(self, timeout_s: float = 2.0) -> None:
+        try:
+            self._lines.put(None, timeout=timeout_s)
+        except queue.Full:
+            pass  # the writer is stuck on its stream: nothing more can be flushed
+        else:
+            self._thread.join(timeout_s)
+        super().close()
+
+    def _run(self) -> None:
+        while (line := self._lines.get()) is not None:
+            try:
+                self._stream.write(line)
+                self._stream.flush()
+            except (OSError, ValueError):
+                return  # the stream is gone (closed pipe): nothing left to write to
+
+
+def write_in_background(logger: logging.Logger, stream: IO[str]) -> BackgroundWriter:
+    """Route ``logger``'s lines (bare, they are JSON) to ``stream`` through a writer thread."""
+    writer = BackgroundWriter(stream)
+    logger.addHandler(writer)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    return writer

@@ -1,4 +1,8 @@
-"""Admin endpoints: reload the policy, show the active one."""
+"""Admin endpoints: reload the policy, show the active one; each behind ``check_admin``.
+
+``/admin/policy`` shows the validated policy, in which a backend's upstream key appears only
+as the name of its environment variable, gateway keys only as hashes, and passwords inside
+URLs (a Redis URL, a backend URL) masked."""
 
 from __future__ import annotations
 
@@ -6,8 +10,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from gateway.errors import PolicyRejected
 from gateway.responses import json_response
 from gateway.runtime import Gateway
+from gateway.security.admin_access import check_admin
+from gateway.security.redact import redact
 
 
 def admin_routes() -> list[BaseRoute]:
@@ -18,26 +25,25 @@ def admin_routes() -> list[BaseRoute]:
 
 
 def _gateway(request: Request) -> Gateway:
+    """The gateway, once the caller passed the policy's admin check (raises 401/403)."""
     gateway: Gateway = request.app.state.gateway
+    client = request.client.host if request.client is not None else None
+    check_admin(gateway.policy, client, request.headers)
     return gateway
 
 
 async def reload_policy(request: Request) -> Response:
-    result = await _gateway(request).holder.reload()
+    gateway = _gateway(request)
+    result = await gateway.holder.reload()
     if result.ok:
         return json_response(
             {"status": "reloaded" if result.changed else "unchanged", "digest": result.digest}
         )
-    body = {
-        "error": {
-            "message": result.error or "reload failed",
-            "type": "invalid_policy",
-            "param": None,
-            "code": "policy_rejected",
-        },
-        "digest": result.digest,
-    }
-    return json_response(body, 400 if _gateway(request).holder.path is not None else 409)
+    raise PolicyRejected(
+        result.error or "reload failed",
+        digest=result.digest,
+        from_file=gateway.holder.path is not None,
+    )
 
 
 async def show_policy(request: Request) -> Response:
@@ -48,6 +54,6 @@ async def show_policy(request: Request) -> Response:
         {
             "digest": policy.digest,
             "path": str(path) if path is not None else None,
-            "policy": policy.source.model_dump(mode="json"),
+            "policy": redact(policy.source.model_dump(mode="json")),
         }
     )

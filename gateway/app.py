@@ -58,6 +58,7 @@ def build_app(
                 upstream.close()
                 # Flushes pending spans: a blocking call, kept off the event loop.
                 await asyncio.to_thread(gateway.report.close)
+                await gateway.rate_limits.aclose()
 
     app = Starlette(
         routes=routes(),

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.requests import ClientDisconnect, Request
 
-from gateway.errors import InvalidRequest, PayloadTooLarge
+from gateway.errors import InvalidRequest, PayloadTooLarge, RequestTimeout
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int, timeout_s: float | None = None) -> bytes:
+    """The whole body; 413 over ``limit`` bytes, 408 when it takes longer than ``timeout_s``
+    (a slow client must not hold a slot)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _read(request, limit)
+    except TimeoutError:
+        raise RequestTimeout(
+            f"The request body did not arrive within {timeout_s:g} s.", code="body_timeout"
+        ) from None
+
+
+async def _read(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():

@@ -1,4 +1,4 @@
-"""Command line: ``latency-gateway serve | check | demo | schema``."""
+"""Command line: ``latency-gateway serve | check | demo | schema | hash-key``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,15 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gateway.access_log import ACCESS_LOGGER
+from gateway.access_log import ACCESS_LOGGER, write_in_background
 from gateway.policy import PolicyError, load_policy_file
+from gateway.policy.compile import CompiledPolicy
 from gateway.policy.schema import Policy
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,7 +51,30 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the policy's JSON Schema")
     schema.set_defaults(func=_schema)
+
+    hash_key = sub.add_parser(
+        "hash-key", help="make a gateway API key and print it with its hash for the policy"
+    )
+    hash_key.add_argument(
+        "--stdin", action="store_true", help="hash the key read from stdin instead of a new one"
+    )
+    hash_key.set_defaults(func=_hash_key)
     return parser
+
+
+def _hash_key(args: argparse.Namespace) -> int:
+    from gateway.security.keys import KeyFormatError, hash_key, new_key
+
+    key = sys.stdin.readline().strip() if args.stdin else new_key()
+    try:
+        hashed = hash_key(key)
+    except KeyFormatError as exc:
+        print(f"hash-key: {exc}", file=sys.stderr)
+        return 1
+    if not args.stdin:
+        print(f"key:  {key}    (give this to the client; it is not stored anywhere)")
+    print(f"hash: {hashed}    (put this under auth.tenants.<name>.keys or admin.keys)")
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -75,8 +103,6 @@ def _demo(args: argparse.Namespace) -> int:
 
 def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> int:
     """Load the policy (exit 1 if it is invalid) and serve it until interrupted."""
-    import uvicorn
-
     from gateway.app import build_app
 
     logging.basicConfig(
@@ -84,38 +110,46 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     )
     # httpx logs every upstream request at INFO: far too loud for a proxy.
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    _access_to_stdout()
     try:
         policy = load_policy_file(path)
     except PolicyError as exc:
         print(exc.render(), file=sys.stderr)
         return 1
+    access = write_in_background(logging.getLogger(ACCESS_LOGGER), sys.stdout)
     app = build_app(policy, policy_path=path)
     # Everything loaded so far lives as long as the process: keep it out of the collector's
     # full passes, whose pauses would otherwise land on the latency tail.
     gc.collect()
     gc.freeze()
+    try:
+        _run_uvicorn(app, policy, host=host, port=port, log_level=log_level)
+    finally:
+        access.close()
+    return 0
+
+
+def _run_uvicorn(
+    app: Starlette, policy: CompiledPolicy, *, host: str, port: int, log_level: str
+) -> None:
+    import uvicorn
+
+    from gateway.security.slow_clients import header_timeout_protocol
+
+    server = policy.source.server
     uvicorn.run(
         app,
         host=host,
         port=port,
         log_level=log_level,
         access_log=False,
+        # Slow clients cannot hold connections: headers within header_timeout_s (the body's
+        # own timeout is checked while reading it); beyond max_connections uvicorn answers 503.
+        http=header_timeout_protocol(server.header_timeout_s),
+        limit_concurrency=server.max_connections,
         # On SIGTERM: stop accepting, let in-flight requests finish for this long, then cancel
         # the rest (which closes their upstream connections, so backends stop generating).
         timeout_graceful_shutdown=policy.source.server.drain_timeout_s,
     )
-    return 0
-
-
-def _access_to_stdout() -> None:
-    """Access lines are JSON already: bare lines on stdout, apart from the diagnostic log."""
-    access = logging.getLogger(ACCESS_LOGGER)
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    access.addHandler(handler)
-    access.setLevel(logging.INFO)
-    access.propagate = False
 
 
 def _schema(args: argparse.Namespace) -> int:

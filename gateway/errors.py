@@ -78,6 +78,28 @@ class MethodNotAllowed(GatewayError):
     type = "invalid_request_error"
 
 
+class RequestTimeout(GatewayError):
+    status = 408
+    type = "invalid_request_error"
+
+
+class PolicyRejected(GatewayError):
+    """``/admin/reload`` refused the policy file (400), or there is no file to reload (409)."""
+
+    type = "invalid_policy"
+
+    def __init__(self, message: str, *, digest: str, from_file: bool) -> None:
+        super().__init__(message, code="policy_rejected")
+        self.digest = digest
+        self._status = 400 if from_file else 409
+
+    def http_status(self) -> int:
+        return self._status
+
+    def body(self) -> dict[str, Any]:
+        return {**super().body(), "digest": self.digest}
+
+
 class PayloadTooLarge(GatewayError):
     status = 413
     type = "invalid_request_error"

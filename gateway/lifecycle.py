@@ -159,6 +159,7 @@ class Lease:
         ctx, first = self.ctx, outcome.first_token_at
         return {
             "id": ctx.request_id,
+            "tenant": ctx.tenant,
             "model": ctx.request.model,
             "pool": self.plan.pool.name,
             "backend": self.backend.name,

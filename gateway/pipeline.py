@@ -32,6 +32,7 @@ class RequestContext:
     headers: Mapping[str, str]
     priority: Priority = Priority.STANDARD  # from x-gateway-priority
     marks: StageMarks = field(default_factory=StageMarks)  # when each stage ended
+    tenant: str | None = None  # from the gateway API key, when the policy has tenants
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,7 @@ def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
         difficulty=classes.difficulty.score,
         priority=ctx.priority.name.lower(),
         model=ctx.request.model,
+        tenant=ctx.tenant,
     )
     rule = first_match(policy.source.routing.rules, facts)
     if rule is None:

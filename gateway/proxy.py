@@ -22,12 +22,26 @@ from gateway import sse, upstream_errors
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.lifecycle import Lease, Outcome, Phase
+from gateway.policy.compile import BackendSpec
 from gateway.policy.schema import Timeouts
 from gateway.streaming import EventStreamResponse
 from gateway.upstream import ConnectionPool, UpstreamIOError, UpstreamResponse
 
 _PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 _MAX_ERROR_BODY = 64 * 1024
+
+
+def _upstream_headers(spec: BackendSpec, accept: str, request_id: str) -> list[tuple[str, str]]:
+    """The only headers sent upstream: none of the client's (its Authorization above all)
+    is forwarded; the backend's own key, when the policy names one, is added here."""
+    headers = [
+        ("content-type", "application/json"),
+        ("accept", accept),
+        ("x-request-id", request_id),
+    ]
+    if spec.api_key is not None:
+        headers.append(spec.api_key.authorization())
+    return headers
 
 
 class Proxy:
@@ -72,11 +86,7 @@ class Proxy:
                     spec.origin,
                     "POST",
                     _PATHS[ctx.request.endpoint],
-                    [
-                        ("content-type", "application/json"),
-                        ("accept", accept),
-                        ("x-request-id", ctx.request_id),
-                    ],
+                    _upstream_headers(spec, accept, ctx.request_id),
                     orjson.dumps(body),
                     connect_timeout_s=timeouts.connect_s,
                 )

@@ -22,12 +22,14 @@ from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
 from gateway.lifecycle import CLIENT_GONE
 from gateway.openai_api import Endpoint, parse_request
+from gateway.openapi import openapi_document
 from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
-from gateway.request_facts import priority_of
 from gateway.responses import json_response
 from gateway.rewriting import rewrite_stage
 from gateway.runtime import Gateway
+from gateway.security.ingress import identify, priority_for, screen
+from gateway.security.tenants import visible_models
 from gateway.streaming import EventStreamResponse
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,7 @@ def routes() -> list[BaseRoute]:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
         *admin_routes(),
         *dashboard_routes(),
     ]
@@ -65,16 +68,24 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     request_id = uuid.uuid4().hex
     headers = {"x-gateway-request-id": request_id}
     policy = gateway.policy
+    server = policy.source.server
     try:
-        raw = await read_body(request, policy.source.server.max_body_bytes)
+        caller = identify(policy, request.headers)  # 401 before any other work
+        raw = await read_body(request, server.max_body_bytes, server.body_timeout_s)
     except GatewayError as exc:
         return _refuse(gateway, exc, headers, arrival, None)
     watch = DisconnectWatch(request.receive)
     ctx = None
     try:
-        parsed = parse_request(endpoint, raw)
+        parsed = await screen(policy, caller, parse_request(endpoint, raw), gateway.rate_limits)
         ctx = RequestContext(
-            request_id, arrival, parsed, policy, request.headers, priority_of(request.headers)
+            request_id,
+            arrival,
+            parsed,
+            policy,
+            request.headers,
+            priority_for(caller, request.headers),
+            tenant=caller.name if caller is not None else None,
         )
         response = await _dispatch(gateway, ctx, headers, watch)
     except GatewayError as exc:
@@ -131,6 +142,7 @@ def _refuse(
     now = gateway.clock()
     fields = {
         "id": headers["x-gateway-request-id"],
+        "tenant": ctx.tenant if ctx is not None else None,
         "model": ctx.request.model if ctx is not None else None,
         "pool": headers.get("x-gateway-pool") or exc.headers.get("x-gateway-pool"),
         "backend": exc.headers.get("x-gateway-backend"),
@@ -182,9 +194,10 @@ async def not_found(request: Request, exc: Exception) -> Response:
 
 async def list_models(request: Request) -> Response:
     gateway = gateway_of(request)
+    caller = identify(gateway.policy, request.headers)  # a GatewayError renders as 401
     data = [
         {"id": name, "object": "model", "created": gateway.started_at, "owned_by": "gateway"}
-        for name in gateway.policy.model_names()
+        for name in visible_models(caller, gateway.policy.model_names())
     ]
     return json_response({"object": "list", "data": data})
 
@@ -204,3 +217,7 @@ async def readyz(request: Request) -> Response:
 async def metrics(request: Request) -> Response:
     registry = gateway_of(request).metrics.registry
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+
+async def openapi(request: Request) -> Response:
+    return json_response(openapi_document())

@@ -28,6 +28,7 @@ from gateway.report import Reporter
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.scheduling.scheduler import Scheduler
+from gateway.security.rate_limits import TenantRateLimits
 from gateway.upstream import ConnectionPool
 
 
@@ -63,6 +64,10 @@ class Gateway:
     _prefix_key: object = None
     started_at: int = field(default_factory=lambda: int(time.time()))
     lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
+    rate_limits: TenantRateLimits = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rate_limits = TenantRateLimits(self.clock)
 
     @classmethod
     def create(

@@ -1,7 +1,7 @@
 """Tier rules for ``route: auto`` models: the first rule whose conditions all hold wins.
 
 Conditions (each optional, all given ones must hold): the request's length class, bounds on
-its difficulty score, its priority, and the public model it asked for. No rule matching
+its difficulty score, its priority, the public model it asked for, and its tenant. No rule matching
 means the policy's default pool.
 """
 
@@ -19,6 +19,7 @@ class Facts:
     difficulty: float
     priority: str
     model: str
+    tenant: str | None = None
 
 
 def matches(when: RuleWhen, facts: Facts) -> bool:
@@ -29,6 +30,8 @@ def matches(when: RuleWhen, facts: Facts) -> bool:
     if when.difficulty_below is not None and facts.difficulty >= when.difficulty_below:
         return False
     if when.priority is not None and facts.priority not in when.priority:
+        return False
+    if when.tenant is not None and facts.tenant not in when.tenant:
         return False
     return when.model is None or facts.model in when.model
 

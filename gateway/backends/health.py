@@ -80,8 +80,11 @@ class HealthChecker:
 
     async def _is_up(self, state: BackendState, timeout_s: float) -> bool:
         url = state.spec.url + _PROBE_PATH[state.spec.engine]
+        key = state.spec.api_key
+        # Hosted OpenAI-compatible APIs want their key on /v1/models too.
+        headers = dict([key.authorization()]) if key is not None else None
         try:
-            response = await self._client.get(url, timeout=timeout_s)
+            response = await self._client.get(url, timeout=timeout_s, headers=headers)
         except httpx.HTTPError:
             return False
         return response.status_code == 200

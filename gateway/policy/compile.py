@@ -10,6 +10,7 @@ can be identified.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -20,6 +21,9 @@ from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
 from gateway.rewrite import ExtraPattern, NotePlacement, RewriteConfig, RewriteConfigError
+from gateway.security.keys import KeyRing
+from gateway.security.secrets import UpstreamSecret, secret_from_env
+from gateway.security.tenants import auth_problems, build_admin_keys, build_tenant_keys
 from gateway.upstream.pool import Origin
 
 
@@ -31,6 +35,7 @@ class BackendSpec:
     served_model: str
     pool: str
     max_inflight: int
+    api_key: UpstreamSecret | None = field(default=None, repr=False)
     # Parsed once here rather than on every request.
     origin: Origin = field(init=False, repr=False, compare=False)
 
@@ -72,6 +77,8 @@ class CompiledPolicy:
     classify: ClassifyConfig
     rewrite: RewriteConfig
     checks_context: bool  # some pool has max_context, so every request is classified
+    keys: KeyRing = field(default_factory=KeyRing.empty)  # gateway API keys -> tenant names
+    admin_keys: KeyRing = field(default_factory=KeyRing.empty)
 
     @property
     def backends(self) -> tuple[BackendSpec, ...]:
@@ -81,12 +88,18 @@ class CompiledPolicy:
         return sorted(self.models)
 
 
-def compile_policy(policy: Policy, *, source: str = "<policy>") -> CompiledPolicy:
+def compile_policy(
+    policy: Policy, *, source: str = "<policy>", env: Mapping[str, str] | None = None
+) -> CompiledPolicy:
+    """``env`` (default ``os.environ``) holds the upstream keys the backends name."""
+    env = os.environ if env is None else env
     problems = _cross_reference_problems(policy)
+    problems += auth_problems(policy)
+    secrets = _upstream_secrets(policy, env, problems)
     rewrite = _rewrite_config(policy, problems)
     if problems or rewrite is None:
         raise PolicyError(source, problems)
-    pools = _build_pools(policy)
+    pools = _build_pools(policy, secrets)
     models = {
         name: ModelRoute(public_name=name, pool=m.pool, auto=m.route == "auto")
         for name, m in policy.models.items()
@@ -101,7 +114,30 @@ def compile_policy(policy: Policy, *, source: str = "<policy>") -> CompiledPolic
         classify=_classify_config(policy),
         rewrite=rewrite,
         checks_context=any(p.max_context is not None for p in policy.pools.values()),
+        keys=build_tenant_keys(policy),
+        admin_keys=build_admin_keys(policy),
     )
+
+
+def _upstream_secrets(
+    policy: Policy, env: Mapping[str, str], problems: list[FieldProblem]
+) -> dict[str, UpstreamSecret]:
+    secrets: dict[str, UpstreamSecret] = {}
+    for i, b in enumerate(policy.backends):
+        if b.api_key_env is None:
+            continue
+        secret = secret_from_env(b.api_key_env, env)
+        if secret is None:
+            # Name the variable, never a value.
+            problems.append(
+                FieldProblem(
+                    f"backends[{i}].api_key_env",
+                    f"environment variable {b.api_key_env} is unset, empty or multi-line",
+                )
+            )
+        else:
+            secrets[b.name] = secret
+    return secrets
 
 
 def _rewrite_config(policy: Policy, problems: list[FieldProblem]) -> RewriteConfig | None:
@@ -133,10 +169,12 @@ def policy_digest(policy: Policy) -> str:
     return hashlib.sha256(canonical).hexdigest()
 
 
-def _build_pools(policy: Policy) -> dict[str, PoolSpec]:
+def _build_pools(policy: Policy, secrets: Mapping[str, UpstreamSecret]) -> dict[str, PoolSpec]:
     members: dict[str, list[BackendSpec]] = {}
     for b in policy.backends:
-        spec = BackendSpec(b.name, b.url, b.engine, b.model, b.pool, b.max_inflight)
+        spec = BackendSpec(
+            b.name, b.url, b.engine, b.model, b.pool, b.max_inflight, secrets.get(b.name)
+        )
         members.setdefault(b.pool, []).append(spec)
     return {
         name: PoolSpec(
@@ -194,6 +232,11 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
             if asked not in policy.models:
                 problems.append(
                     FieldProblem(f"routing.rules[{i}].when.model", f"unknown model {asked!r}")
+                )
+        for tenant in rule.when.tenant or ():
+            if tenant not in policy.auth.tenants:
+                problems.append(
+                    FieldProblem(f"routing.rules[{i}].when.tenant", f"unknown tenant {tenant!r}")
                 )
     default = policy.routing.default_pool
     if default is not None and default not in pools_with_backends:

@@ -34,6 +34,10 @@ class Backend(_Strict):
     model: str = Field(min_length=1, description="The model name the backend serves")
     pool: Name
     max_inflight: int = Field(default=64, ge=1, le=100_000)
+    api_key_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = Field(
+        default=None,
+        description="Environment variable holding the key sent upstream as a Bearer token",
+    )
 
     @field_validator("url")
     @classmethod
@@ -289,6 +293,7 @@ class RuleWhen(_Strict):
     difficulty_below: float | None = Field(default=None, ge=0, le=1)
     priority: list[PriorityName] | None = None
     model: list[Name] | None = Field(default=None, description="Public model names asked for")
+    tenant: list[Name] | None = Field(default=None, description="Tenants asking")
 
 
 class Rule(_Strict):
@@ -378,6 +383,15 @@ class Server(_Strict):
     access_log: bool = Field(
         default=True, description="One JSON line per request on the gateway.access logger"
     )
+    header_timeout_s: PositiveSeconds = Field(
+        default=10.0, description="A connection must send a request's headers within this"
+    )
+    body_timeout_s: PositiveSeconds = Field(
+        default=30.0, description="A request's body must arrive within this (else 408)"
+    )
+    max_connections: int | None = Field(
+        default=1000, ge=1, le=1_000_000, description="Concurrent connections (more get 503)"
+    )
 
 
 class Tracing(_Strict):
@@ -399,6 +413,67 @@ class Tracing(_Strict):
         return value
 
 
+KeyHash = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+
+
+class RateLimit(_Strict):
+    """Token buckets of a tenant: full at the per-minute figure, refilled evenly."""
+
+    requests_per_minute: int | None = Field(default=None, ge=1, le=10_000_000)
+    tokens_per_minute: int | None = Field(
+        default=None, ge=1, le=10_000_000_000, description="Prompt estimate plus max_tokens"
+    )
+
+
+class Tenant(_Strict):
+    """Who may call the gateway: key hashes (`latency-gateway hash-key`), models, limits."""
+
+    keys: list[KeyHash] = Field(min_length=1)
+    models: list[Name] | None = Field(default=None, description="Public models (default: all)")
+    priority: PriorityName = Field(default="standard", description="When no x-gateway-priority")
+    rate_limit: RateLimit = RateLimit()
+
+
+class Auth(_Strict):
+    """Gateway API keys. With tenants, every /v1 request needs a valid key."""
+
+    tenants: dict[Name, Tenant] = Field(default_factory=dict)
+    rate_limit_store: Literal["memory", "redis"] = Field(
+        default="memory", description="redis: buckets shared by replicas (memory if it fails)"
+    )
+    redis_url: str | None = Field(default=None, description="e.g. redis://127.0.0.1:6379/0")
+
+    @model_validator(mode="after")
+    def _url_for_redis(self) -> Auth:
+        if self.rate_limit_store == "redis" and not self.redis_url:
+            raise ValueError("rate_limit_store 'redis' needs redis_url")
+        return self
+
+
+class InputLimits(_Strict):
+    """Refuse (or clamp) requests beyond these sizes before any other work."""
+
+    max_messages: int | None = Field(default=1024, ge=1)
+    max_message_chars: int | None = Field(default=1_000_000, ge=1, description="Per message")
+    max_prompt_chars: int | None = Field(default=None, ge=1, description="/v1/completions")
+    max_tokens: int | None = Field(default=None, ge=1, description="Cap on max_tokens")
+    max_tokens_action: Literal["clamp", "refuse"] = "refuse"
+    max_n: int = Field(default=8, ge=1, le=128)
+
+
+class Admin(_Strict):
+    """Protection of /admin/*: loopback clients only, or an admin key from anywhere."""
+
+    mode: Literal["localhost", "key"] = "localhost"
+    keys: list[KeyHash] = Field(default_factory=list, description="Admin key hashes (mode: key)")
+
+    @model_validator(mode="after")
+    def _keys_for_key_mode(self) -> Admin:
+        if self.mode == "key" and not self.keys:
+            raise ValueError("mode 'key' needs at least one key hash")
+        return self
+
+
 class Policy(_Strict):
     """The whole routing policy."""
 
@@ -414,3 +489,7 @@ class Policy(_Strict):
     health: Health = Health()
     server: Server = Server()
     tracing: Tracing = Tracing()
+    auth: Auth = Auth()
+    limits: InputLimits = InputLimits()
+    admin: Admin = Admin()
+    log_prompts: bool = Field(default=False, description="Allow prompt text in logs (debug only)")

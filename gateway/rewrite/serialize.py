@@ -46,7 +46,10 @@ class SerializedPrompt:
         return max(0, bisect_right(self.starts, offset) - 1)
 
     def segment(self, index: int) -> tuple[int, int, str]:
-        """``(start, end, role)`` of a segment, ``end`` bounded by the kept text."""
+        """``(start, end, role)`` of a segment, ``end`` bounded by the kept text (an empty
+        prompt, e.g. ``"prompt": []``, has no segment: the whole text, role ``""``)."""
+        if not self.starts:
+            return 0, len(self.text), ""
         end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.text)
         return self.starts[index], min(end, len(self.text)), self.roles[index]
 

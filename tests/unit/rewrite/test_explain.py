@@ -195,6 +195,16 @@ def test_no_break(previous: dict[str, Any], current: dict[str, Any]) -> None:
     assert EXPLAINER.explain(_prompt(previous, ON), _prompt(current, ON)) is None
 
 
+def test_an_empty_prompt_after_a_real_one_is_explained() -> None:
+    # Found by the fuzz test: "prompt": [] serializes to no segment at all.
+    found = EXPLAINER.explain(
+        _prompt({"prompt": "Once upon a time"}, ON), _prompt({"prompt": []}, ON)
+    )
+    assert found is not None
+    assert (found.char_offset, found.cause) == (0, BreakCause.OTHER)
+    assert EXPLAINER.explain(_prompt({"prompt": []}, ON), _prompt({"prompt": "x"}, ON)) is None
+
+
 def test_rewrite_moves_the_break_after_the_stable_system_text() -> None:
     previous = chat(("system", f"Now 2026-11-21T14:03:07Z. {SYS}"), ("user", "hi"))
     current = chat(("system", f"Now 2026-11-21T14:05:00Z. {SYS}"), ("user", "hi"))

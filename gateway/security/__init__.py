@@ -1,0 +1,1 @@
+"""Security: gateway API keys, tenants, input limits, rate limits, admin protection."""

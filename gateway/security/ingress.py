@@ -1,0 +1,55 @@
+"""The security checks of the request path, in order: who (key), how big (input limits),
+what (model allowed), how often (rate limit). Authentication runs before the body is read;
+the rest right after parsing, before any routing work."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from gateway.admission.queue import Priority
+from gateway.classify.messages import requested_max_tokens
+from gateway.openai_api import ParsedRequest
+from gateway.policy.compile import CompiledPolicy
+from gateway.request_facts import DEFAULT_OUTPUT_TOKENS, priority_of, prompt_chars
+from gateway.security.input_limits import apply_input_limits
+from gateway.security.rate_limits import TenantRateLimits
+from gateway.security.tenants import Caller, authenticate, authorize_model
+
+log = logging.getLogger(__name__)
+
+_PRIORITIES = {p.name.lower(): p for p in Priority}
+
+
+def identify(policy: CompiledPolicy, headers: Mapping[str, str]) -> Caller | None:
+    return authenticate(policy.keys, policy.source.auth.tenants, headers)
+
+
+async def screen(
+    policy: CompiledPolicy,
+    caller: Caller | None,
+    request: ParsedRequest,
+    limits: TenantRateLimits,
+) -> ParsedRequest:
+    """Input limits, model permission and rate limit; the request as it goes on."""
+    request = apply_input_limits(request, policy.source.limits)
+    authorize_model(caller, request.model)
+    if caller is not None:
+        tokens = request_tokens(request)
+        await limits.charge(policy.source.auth, caller.name, caller.tenant.rate_limit, tokens)
+    if policy.source.log_prompts:
+        # Off by default: prompts may hold personal data. Only an explicit policy flag logs them.
+        log.info("prompt of %s: %r", caller.name if caller else "-", request.body)
+    return request
+
+
+def request_tokens(request: ParsedRequest) -> float:
+    body = request.body
+    return prompt_chars(body) / 4 + float(requested_max_tokens(body) or DEFAULT_OUTPUT_TOKENS)
+
+
+def priority_for(caller: Caller | None, headers: Mapping[str, str]) -> Priority:
+    """``x-gateway-priority`` when sent, else the tenant's default priority."""
+    if caller is not None and "x-gateway-priority" not in headers:
+        return _PRIORITIES[caller.tenant.priority]
+    return priority_of(headers)

@@ -1,0 +1,223 @@
+"""Fuzzing the gateway through its OpenAPI document: 10,000 generated requests.
+
+Each of 1,000 hypothesis examples draws a body, from valid chat/completions requests with
+random extra or mistyped fields to random JSON and random bytes, and sends it 10 ways: a
+path and method from the document (or not), the gateway's headers with valid and invalid
+values, a valid or broken key, sometimes cut short. The gateway runs as its own process
+(``latency-gateway serve``) in front of a zero-delay fake upstream that never fails, so
+any 5xx would be the gateway's own. Checked: no 5xx, every
+error OpenAI-shaped, and the gateway healthy and serving afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from gateway.openapi import openapi_document
+from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
+from tests.support.policies import single_pool
+from tests.support.processes import free_port, gateway_process
+from tests.support.security import TENANT_A_KEY, tenants_yaml
+from tests.support.servers import serve
+
+BATCH = 10
+BATCHES = 1000  # 10,000 requests
+DOC = openapi_document()
+PATHS = sorted(DOC["paths"])
+ERROR_KEYS = {"message", "type", "param", "code"}
+
+json_leaf = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
+# Header values must be printable, without line breaks or edge spaces, to be sent at all.
+header_text = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30).map(
+    str.strip
+)
+
+
+def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.none() | strategy
+
+
+message = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["system", "user", "assistant", "tool"]) | st.text(max_size=8),
+        "content": st.text(max_size=200)
+        | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=50)}))
+        | json_value,
+    }
+)
+# Field names the fake upstream acts on ("fake") are kept out: they ask it to fail.
+extra_field = st.text(max_size=12).filter(lambda k: k != "fake")
+common = {
+    "model": st.sampled_from(["fast", "auto", "nope", ""]) | json_value,
+    "stream": st.booleans() | json_value,
+    "max_tokens": st.integers(-5, 5000) | json_value,
+    "n": st.integers(-1, 200) | json_value,
+    "temperature": st.floats(-1, 3) | json_value,
+}
+
+
+def _body(required: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    optional = {k: v for k, v in {**common, "x": json_value}.items() if k not in required}
+    return st.fixed_dictionaries(required, optional=optional).flatmap(
+        lambda body: st.dictionaries(extra_field, json_value, max_size=2).map(
+            lambda extra: {**extra, **body}
+        )
+    )
+
+
+chat_body = _body(
+    {
+        "model": st.sampled_from(["fast", "auto"]),
+        "messages": st.lists(message, min_size=1, max_size=5),
+    }
+)
+completion_body = _body({"model": st.just("fast"), "prompt": st.text(max_size=100) | json_value})
+raw_body = (
+    chat_body.map(lambda b: json.dumps(b).encode())
+    | completion_body.map(lambda b: json.dumps(b).encode())
+    | json_value.map(lambda v: json.dumps(v).encode())
+    | st.binary(max_size=200)
+)
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """How one body is sent: cheap draws from small tables, so 10,000 requests stay fast."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    cut: int  # send only the first ``cut`` bytes of the body (0: all of it)
+
+
+def _header(name: str, values: list[str]) -> st.SearchStrategy[dict[str, str]]:
+    return st.sampled_from([{}, *({name: v} for v in values)])
+
+
+_HEADER_TABLES = [
+    _header("authorization", [f"Bearer {TENANT_A_KEY}"] * 4 + ["Bearer nope", "Basic x", "Bearer"]),
+    _header("x-gateway-priority", ["critical", "standard", "sheddable", "urgent", ""]),
+    _header("x-gateway-deadline-ms", ["1", "50000", "0", "-3", "soon", "9" * 30]),
+    _header("x-gateway-session", ["s1", "s2", "x" * 300]),
+    _header("x-gateway-cache", ["bypass", "refresh", "maybe"]),
+    _header("x-gateway-rewrite", ["off", "on"]),
+    _header("content-type", ["application/json", "text/plain", "multipart/form-data"]),
+]
+
+
+def _merge(parts: tuple[dict[str, str], ...]) -> dict[str, str]:
+    return {k: v for part in parts for k, v in part.items()}
+
+
+envelopes = st.builds(
+    Envelope,
+    method=st.sampled_from(["POST"] * 6 + ["GET", "PUT", "DELETE"]),
+    path=st.sampled_from(
+        ["/v1/chat/completions"] * 6 + ["/v1/completions"] * 3 + PATHS + ["/v1/x", "/admin/"]
+    ),
+    headers=st.tuples(*_HEADER_TABLES).map(_merge),
+    cut=st.sampled_from([0] * 8 + [1, 7, 30]),
+)
+
+
+@pytest.fixture
+def fuzz_gateway(tmp_path: Path) -> Iterator[str]:
+    """The gateway as its own process (``latency-gateway serve``: header timeout and
+    connection cap included), in front of a zero-delay fake upstream."""
+    config = FakeConfig(model="fake-model", ttft_s=0.0, tokens=2, itl_s=0.0)
+    limits = "limits: {max_messages: 4, max_message_chars: 150, max_tokens: 4000, max_n: 4}\n"
+    with serve(build_fake(config, FakeLog())) as upstream:
+        path = tmp_path / "policy.yaml"
+        path.write_text(single_pool(upstream, inflight=64) + tenants_yaml() + limits)
+        port = free_port()
+        args = ["serve", "--policy", str(path), "--port", str(port), "--log-level", "warning"]
+        with gateway_process(args) as proc:
+            url = f"http://127.0.0.1:{port}"
+            _wait_ready(url, proc)
+            yield url
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[str]) -> None:
+    # The child logs at warning level only, so ask it: connection refused until it listens.
+    with httpx.Client(transport=httpx.HTTPTransport(retries=50)) as http:
+        for _ in range(100):
+            assert proc.poll() is None, "gateway exited"
+            try:
+                if http.get(url + "/readyz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            threading.Event().wait(0.1)  # start-up, not a test assertion on time
+    raise AssertionError("gateway never became ready")
+
+
+def _check(response: httpx.Response) -> None:
+    assert response.status_code < 500, (response.status_code, response.text[:300])
+    if response.status_code >= 400:
+        error = response.json()["error"]
+        assert set(error) == ERROR_KEYS, error
+        assert isinstance(error["message"], str)
+        assert isinstance(error["type"], str)
+
+
+def test_ten_thousand_generated_requests(fuzz_gateway: str) -> None:
+    statuses: Counter[int] = Counter()
+    with httpx.Client(base_url=fuzz_gateway, timeout=10) as http:
+
+        @settings(
+            max_examples=BATCHES,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            # No shrinking: a failure is reported as drawn (shrinking would resend thousands).
+            phases=[Phase.explicit, Phase.generate],
+        )
+        @given(raw_body, st.lists(envelopes, min_size=BATCH, max_size=BATCH))
+        def run(body: bytes, batch: list[Envelope]) -> None:
+            for env in batch:
+                content = body[: env.cut] if env.cut else body
+                response = http.request(env.method, env.path, headers=env.headers, content=content)
+                statuses[response.status_code] += 1
+                _check(response)
+
+        run()
+        assert statuses.total() >= 10_000
+        # The mix reached every layer: served, refused by validation, key, path and method.
+        assert {200, 400, 401, 404, 405} <= set(statuses), statuses
+        assert http.get("/healthz").json() == {"status": "ok"}
+        assert http.get("/readyz").status_code == 200
+        answer = http.post(
+            "/v1/chat/completions",
+            json={"model": "fast", "messages": [{"role": "user", "content": "still there?"}]},
+            headers={"authorization": f"Bearer {TENANT_A_KEY}"},
+        )
+        assert answer.status_code == 200
+
+
+def test_the_document_covers_every_route(fuzz_gateway: str) -> None:
+    from gateway.routes import routes
+
+    served = httpx.get(fuzz_gateway + "/openapi.json").json()
+    assert served == json.loads(json.dumps(DOC))
+    for route in routes():
+        assert route.path  # type: ignore[attr-defined] in DOC["paths"]

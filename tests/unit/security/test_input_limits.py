@@ -1,0 +1,59 @@
+import pytest
+
+from gateway.errors import InvalidRequest
+from gateway.openai_api import parse_request
+from gateway.policy.schema import InputLimits
+from gateway.security.input_limits import apply_input_limits
+
+
+def _chat(**fields: object) -> bytes:
+    import orjson
+
+    body = {"model": "fast", "messages": [{"role": "user", "content": "hi"}], **fields}
+    return orjson.dumps(body)
+
+
+def _refused(raw: bytes, limits: InputLimits, endpoint: str = "chat") -> InvalidRequest:
+    with pytest.raises(InvalidRequest) as refused:
+        apply_input_limits(parse_request(endpoint, raw), limits)  # type: ignore[arg-type]
+    assert refused.value.http_status() == 400
+    return refused.value
+
+
+def test_too_many_messages() -> None:
+    messages = [{"role": "user", "content": "x"}] * 3
+    error = _refused(_chat(messages=messages), InputLimits(max_messages=2))
+    assert (error.param, error.code) == ("messages", "too_many_messages")
+
+
+def test_characters_per_message_counts_structured_text_parts() -> None:
+    content = [{"type": "text", "text": "a" * 6}, {"type": "text", "text": "b" * 6}]
+    messages = [{"role": "user", "content": "ok"}, {"role": "user", "content": content}]
+    error = _refused(_chat(messages=messages), InputLimits(max_message_chars=10))
+    assert (error.param, error.code) == ("messages[1].content", "message_too_long")
+
+
+def test_completion_prompt_chars() -> None:
+    raw = b'{"model": "fast", "prompt": ["abc", "defgh"]}'
+    error = _refused(raw, InputLimits(max_prompt_chars=7), "completions")
+    assert error.code == "prompt_too_long"
+
+
+def test_n_limit() -> None:
+    error = _refused(_chat(n=3), InputLimits(max_n=2))
+    assert (error.param, error.code) == ("n", "n_too_large")
+
+
+def test_max_tokens_refused_or_clamped() -> None:
+    error = _refused(_chat(max_tokens=500), InputLimits(max_tokens=100))
+    assert (error.param, error.code) == ("max_tokens", "max_tokens_too_large")
+    parsed = parse_request("chat", _chat(max_tokens=500, max_completion_tokens=50))
+    clamped = apply_input_limits(parsed, InputLimits(max_tokens=100, max_tokens_action="clamp"))
+    assert clamped.body["max_tokens"] == 100
+    assert clamped.body["max_completion_tokens"] == 50
+    assert parsed.body["max_tokens"] == 500  # the parsed original is left alone
+
+
+def test_requests_within_limits_pass_unchanged() -> None:
+    parsed = parse_request("chat", _chat(max_tokens=10, n=1))
+    assert apply_input_limits(parsed, InputLimits(max_tokens=100)) is parsed
