@@ -48,10 +48,12 @@ def build_app(
         )
         async with _control_client(policy, transport) as client:
             gateway.start(Proxy(upstream, clock), upstream, sleep)
+            await gateway.caches.start()
             try:
                 async with _background(gateway, client):
                     yield
             finally:
+                await gateway.caches.close()
                 upstream.close()
 
     app = Starlette(

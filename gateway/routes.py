@@ -15,6 +15,7 @@ from starlette.routing import BaseRoute, Route
 from gateway.admin import admin_routes
 from gateway.admit import admit
 from gateway.body import read_body
+from gateway.caching import cache_stage
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
 from gateway.lifecycle import CLIENT_GONE
@@ -94,6 +95,9 @@ async def _dispatch(
 ) -> Response:
     dispatcher, proxy = gateway.require_started()
     ctx = rewrite_stage(ctx, gateway.prefix_store, gateway.metrics, headers)
+    cached = await cache_stage(gateway, ctx, headers, watch)
+    if cached.response is not None:
+        return cached.response  # a hit takes no admission slot and no backend
     admitted = await admit(gateway, ctx, plan_pool(ctx))
     headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
     try:
@@ -108,7 +112,7 @@ async def _dispatch(
     headers["x-gateway-backend"] = lease.backend.name
     if opened.degraded or admitted.degraded:
         headers["x-gateway-degraded"] = "1"
-    return await proxy.respond(lease, opened.response, headers, watch)
+    return await proxy.respond(lease, opened.response, headers, watch, cached.capture)
 
 
 def render_error(gateway: Gateway, exc: GatewayError, headers: dict[str, str]) -> Response:

@@ -12,6 +12,7 @@ from gateway.admission.controller import PROBE, PoolAdmission
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.cache.holder import CacheHolder
 from gateway.dispatch import Dispatcher
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
@@ -45,6 +46,7 @@ class Gateway:
     admissions: dict[str, PoolAdmission] = field(default_factory=dict)
     prefix_store: MemoryPrefixStore | None = None
     _prefix_key: object = None
+    caches: CacheHolder = field(init=False)
     started_at: int = field(default_factory=lambda: int(time.time()))
 
     @classmethod
@@ -57,6 +59,7 @@ class Gateway:
         clock: Callable[[], float],
     ) -> Gateway:
         gateway = cls(PolicyHolder(policy), BackendRegistry(clock), metrics, clock)
+        gateway.caches = CacheHolder(metrics, clock)
         gateway.holder = PolicyHolder(
             policy, path=path, on_swap=gateway.on_swap, on_result=gateway.on_reload
         )
@@ -94,6 +97,7 @@ class Gateway:
         self.backends.reconcile(policy)
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
+        self.caches.reconcile(policy.source.cache)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
         if self.budget is None or self.budget.settings != settings:
             self.budget = RetryBudget(settings, self.clock)

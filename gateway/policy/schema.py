@@ -240,6 +240,49 @@ class Classify(_Strict):
         return self
 
 
+class SemanticCache(_Strict):
+    """Answers for differently worded questions: embeddings, a per-scope index, a guard."""
+
+    enabled: bool = True
+    threshold: float = Field(
+        default=0.92, gt=0, le=1, description="Least cosine similarity of a semantic hit"
+    )
+    guard: bool = Field(
+        default=True, description="Refuse matches differing in negation, numbers, dates, names"
+    )
+    candidates: int = Field(default=4, ge=1, le=64, description="Neighbours checked per lookup")
+    max_query_chars: int = Field(
+        default=1000, ge=1, le=100_000, description="Longer questions use the exact cache only"
+    )
+    model_path: str | None = Field(
+        default=None, description="sentence-transformers model directory (default: bundled)"
+    )
+    max_batch: int = Field(default=32, ge=1, le=1024, description="Texts per embedding batch")
+    threads: int | None = Field(default=None, ge=1, le=256, description="torch CPU threads")
+
+
+class CacheRedis(_Strict):
+    """Where a shared cache lives when ``store: redis``."""
+
+    url: str = "redis://127.0.0.1:6379/0"
+    key_prefix: str = Field(default="lgw:cache", min_length=1, max_length=128)
+    timeout_s: PositiveSeconds = Field(default=0.25, description="Per-command; then a miss")
+
+
+class Cache(_Strict):
+    """Response cache: exact, then semantic; deterministic requests only."""
+
+    enabled: bool = False
+    store: Literal["memory", "redis"] = "memory"
+    ttl_s: PositiveSeconds = 3600.0
+    max_entries: int = Field(default=100_000, ge=1, le=100_000_000)
+    any_temperature: bool = Field(
+        default=False, description="Also cache requests with temperature above 0"
+    )
+    semantic: SemanticCache = SemanticCache()
+    redis: CacheRedis = CacheRedis()
+
+
 class Health(_Strict):
     """Active health checks of each backend."""
 
@@ -272,6 +315,7 @@ class Policy(_Strict):
     routing: Routing = Routing()
     classify: Classify = Classify()
     rewrite: Rewrite = Rewrite()
+    cache: Cache = Cache()
     retry_budget: RetryBudget = RetryBudget()
     health: Health = Health()
     server: Server = Server()
