@@ -70,6 +70,7 @@ _POLARITY: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("east", "west"),
         ("fast faster quick", "slow slower"),
         ("best", "worst"),
+        ("good better", "bad worse"),
         ("pros advantages benefits", "cons disadvantages drawbacks"),
         ("connect connecting", "disconnect disconnecting"),
         ("subscribe", "unsubscribe"),
@@ -157,6 +158,7 @@ class Facts:
     # disagree when both take a side and not the same one ("in" next to nothing is fine).
     polarity: tuple[int, ...]
     numbers: tuple[tuple[str, int], ...]
+    quantities: tuple[tuple[str, int], ...]  # "10 km": a number and the unit after it
     dates: frozenset[str]
     units: frozenset[str]
     entities: frozenset[str]
@@ -174,7 +176,8 @@ def facts_of(text: str) -> Facts:
         negation=negation,
         polarity=tuple(_side(words, a, b) for a, b in _POLARITY),
         numbers=tuple(sorted(Counter(_numbers(lower)).items())),
-        dates=frozenset(w for w in lower if w in _DATE_WORDS) | _times(text),
+        quantities=tuple(sorted(Counter(_quantities(lower)).items())),
+        dates=_dates(lower) | _times(text),
         units=frozenset(_unit(w) for w in lower if w in _UNIT_WORDS),
         entities=_entities(text),
     )
@@ -191,7 +194,7 @@ def refusal(a: str, b: str) -> str | None:
         return "number"
     if fa.dates != fb.dates:
         return "date"
-    if fa.units != fb.units:
+    if fa.units != fb.units or fa.quantities != fb.quantities:
         return "unit"
     if not (fa.entities <= fb.words and fb.entities <= fa.words):
         return "entity"
@@ -210,6 +213,33 @@ def _numbers(lower: list[str]) -> list[str]:
         elif w in _NUMBER_WORDS:
             out.append(_NUMBER_WORDS[w])
     return out
+
+
+# Words that move a date ("this weekend" vs "next weekend"), counted next to a date word.
+_DATE_SHIFTS = frozenset({"this", "next", "last", "previous", "coming", "past", "ago", "every"})
+
+
+def _date_word(word: str) -> str | None:
+    if word in _DATE_WORDS:
+        return word
+    if word.endswith("s") and word[:-1] in _DATE_WORDS:  # "weekdays", "mondays"
+        return word[:-1]
+    return None
+
+
+def _dates(lower: list[str]) -> frozenset[str]:
+    found = {d for d in map(_date_word, lower) if d is not None}
+    if found:
+        found |= {w for w in lower if w in _DATE_SHIFTS}
+    return frozenset(found)
+
+
+def _quantities(lower: list[str]) -> list[str]:
+    return [
+        f"{w} {_unit(nxt)}"
+        for w, nxt in zip(lower, lower[1:], strict=False)
+        if (w[0].isdigit() or w in _NUMBER_WORDS) and nxt in _UNIT_WORDS
+    ]
 
 
 _TIME = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b", re.IGNORECASE)
