@@ -19,6 +19,7 @@ paraphrase costs one backend call, a wrong answer costs the user.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -237,7 +238,7 @@ def _dates(lower: list[str]) -> frozenset[str]:
 def _quantities(lower: list[str]) -> list[str]:
     return [
         f"{w} {_unit(nxt)}"
-        for w, nxt in zip(lower, lower[1:], strict=False)
+        for w, nxt in itertools.pairwise(lower)
         if (w[0].isdigit() or w in _NUMBER_WORDS) and nxt in _UNIT_WORDS
     ]
 

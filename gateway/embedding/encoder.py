@@ -50,8 +50,9 @@ class SentenceEncoder:
         path = Path(model_path) if model_path is not None else default_model_path()
         self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         # Renamed in sentence-transformers 6; older releases only have the long name.
-        dimension = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
+        dimension = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
         )
         dim = dimension()
         if dim is None:

@@ -55,7 +55,11 @@ def _ask(sdk: openai.OpenAI, text: str, **kw: object) -> tuple[str, str, str]:
         **kw,  # type: ignore[arg-type]
     )
     completion = raw.parse()
-    return raw.headers["x-gateway-cache"], completion.choices[0].message.content or "", completion.id
+    return (
+        raw.headers["x-gateway-cache"],
+        completion.choices[0].message.content or "",
+        completion.id,
+    )
 
 
 def test_miss_then_exact_then_semantic_and_the_guard(
@@ -94,7 +98,8 @@ def test_streaming_hit_is_a_well_formed_stream(
     assert len({c.id for c in chunks}) == 1
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     usage = chunks[-1].usage
-    assert usage is not None and usage.completion_tokens == 6
+    assert usage is not None
+    assert usage.completion_tokens == 6
 
 
 def test_a_streamed_answer_is_stored_and_served_whole(
