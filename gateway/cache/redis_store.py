@@ -158,6 +158,7 @@ class RedisStore:
         if self._listener is not None:
             self._listener.reset(entries)
         self._count = len(entries)
+        log.info("cache index synced from Redis: %d entries", len(entries))
         self.synced.set()
 
     async def _load(self, keys: list[bytes]) -> list[Entry]:
@@ -181,6 +182,7 @@ class RedisStore:
         if entry is not None and self._listener is not None:
             self._listener.added(entry)
             self._count += 1
+            log.debug("cache: entry %d from replica %s", entry.id, origin)
 
     def _removed(self, entry_id: int) -> None:
         if self._listener is not None:

@@ -155,6 +155,7 @@ class ResponseCache:
             completion_tokens=tokens if isinstance(tokens, int) else estimate_completion(answer),
         )
         await self.store.put(entry)
+        log.debug("cache: put entry %d", entry.id)
 
     def _spawn(self, coro: Any) -> None:
         task: asyncio.Task[None] = asyncio.create_task(coro, name="cache-put")

@@ -78,6 +78,7 @@ class EmbedderSlot:
             encoder, max_batch=self.settings.max_batch, on_batch=self._on_batch, clock=self._clock
         )
         self.state = SlotState.READY
+        log.info("embedding model ready (dimension %d)", encoder.dim)
 
     async def close(self) -> None:
         if self._task is not None and not self._task.done():
