@@ -14,6 +14,8 @@ import concurrent.futures
 import logging
 from collections.abc import Callable
 
+import faiss
+
 from gateway.cache.entry import Entry
 from gateway.cache.index import IndexSettings, ScopedIndex
 from gateway.embedding import Vectors
@@ -27,7 +29,14 @@ class IndexWorker:
     def __init__(self, settings: IndexSettings | None = None) -> None:
         self._settings = settings
         self._index: ScopedIndex | None = None  # made with the first vector's dimension
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cache-index")
+        # One query at a time gains nothing from OpenMP threads, whose spin-waits compete
+        # with the event loop and the embedder for the cores (set in the worker: per thread).
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            1,
+            thread_name_prefix="cache-index",
+            initializer=faiss.omp_set_num_threads,
+            initargs=(1,),
+        )
 
     def __len__(self) -> int:
         return 0 if self._index is None else len(self._index)

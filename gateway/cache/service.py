@@ -92,8 +92,25 @@ class ResponseCache:
         entry = await self.store.get_exact(keys.exact)
         if entry is not None and entry.fits(keys.max_tokens):
             return Lookup("exact", entry=entry, keys=keys, similarity=1.0)
-        vector = await self._embed(keys)
-        if vector is not None:
+        return await self._after_exact(keys, await self._embed(keys))
+
+    async def lookup_with(
+        self,
+        endpoint: str,
+        model: str,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str],
+        vector: Vectors,
+    ) -> Lookup:
+        """``lookup`` with the question's embedding already known (benchmarks, reuse)."""
+        keys = request_keys(endpoint, model, body, headers.get("authorization"))
+        entry = await self.store.get_exact(keys.exact)
+        if entry is not None and entry.fits(keys.max_tokens):
+            return Lookup("exact", entry=entry, keys=keys, similarity=1.0)
+        return await self._after_exact(keys, vector)
+
+    async def _after_exact(self, keys: RequestKeys, vector: Vectors | None) -> Lookup:
+        if vector is not None and keys.query is not None:
             found = await self._semantic(keys, vector)
             if found is not None:
                 return found
