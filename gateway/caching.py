@@ -35,12 +35,15 @@ async def cache_stage(
     gateway: Gateway, ctx: RequestContext, headers: dict[str, str], watch: DisconnectWatch
 ) -> Cached:
     cache = gateway.caches.cache
-    if cache is None:
+    request = ctx.request
+    route = ctx.policy.models.get(request.model)
+    if cache is None or route is None:  # an unknown model is refused by the plan stage
         headers["x-gateway-cache"] = "bypass"
         return Cached()
     started = gateway.clock()
-    request = ctx.request
-    lookup = await cache.lookup(request.endpoint, request.model, request.body, ctx.headers)
+    # The route is part of the scope: a reload that points the model elsewhere starts afresh.
+    model = f"{request.model}@{route.pool or 'auto'}"
+    lookup = await cache.lookup(request.endpoint, model, request.body, ctx.headers)
     gateway.metrics.cache_lookup_seconds.observe(gateway.clock() - started)
     gateway.metrics.cache_lookups.labels(lookup.status).inc()
     headers["x-gateway-cache"] = lookup.status
