@@ -165,8 +165,11 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     gateway = gateway_of(request)
     pools = gateway.backends.pool_ready(gateway.policy)
-    ready = all(pools.values())
+    loading = gateway.caches.loading()  # the semantic cache's model, seconds at start
+    ready = all(pools.values()) and not loading
     body = {"status": "ready" if ready else "not_ready", "pools": dict(pools)}
+    if loading:
+        body["cache"] = "loading"
     return json_response(body, 200 if ready else 503, None if ready else {"retry-after": "1"})
 
 

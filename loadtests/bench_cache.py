@@ -161,7 +161,7 @@ async def main_async(args: argparse.Namespace) -> None:
         await bench_lookup(n, args.lookups)
     if args.seconds > 0:
         started = time.perf_counter()
-        encoder = SentenceEncoder()
+        encoder = SentenceEncoder(threads=args.threads)
         print(f"model loaded in {time.perf_counter() - started:.2f} s (torch import included)")
         batcher = MicroBatcher(encoder, max_batch=32)
         await batcher.embed("warm up")
@@ -178,6 +178,7 @@ def main() -> None:
     parser.add_argument("--lookups", type=int, default=2000)
     parser.add_argument("--levels", type=int, nargs="*", default=[1, 4, 16, 64])
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from gateway.cache.memory import MemoryStore
 from gateway.cache.service import ResponseCache
 from gateway.cache.store import CacheStore
-from gateway.embedding import EmbedderSettings, EmbedderSlot
+from gateway.embedding import EmbedderSettings, EmbedderSlot, SlotState
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Cache as CacheSettings
 
@@ -53,6 +53,10 @@ class CacheHolder:
             await self.cache.start()
         if self._embedder is not None:
             self._embedder.start()
+
+    def loading(self) -> bool:
+        """The embedding model is still loading (``/readyz`` waits; a failed load does not)."""
+        return self._embedder is not None and self._embedder.state is SlotState.LOADING
 
     async def ready(self) -> bool:
         """Wait until the embedder has loaded (or failed) and pending writes are done."""

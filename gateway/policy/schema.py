@@ -258,7 +258,12 @@ class SemanticCache(_Strict):
         default=None, description="sentence-transformers model directory (default: bundled)"
     )
     max_batch: int = Field(default=32, ge=1, le=1024, description="Texts per embedding batch")
-    threads: int | None = Field(default=None, ge=1, le=256, description="torch CPU threads")
+    threads: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="torch CPU threads; more than 1 stalls badly when the cores are busy",
+    )
 
 
 class CacheRedis(_Strict):
