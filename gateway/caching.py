@@ -4,20 +4,23 @@ A hit is answered here (no admission slot, no backend): the stored answer with a
 as JSON or replayed as an event stream. A miss returns the capture that stores the answer
 once the proxy has relayed it whole. Every response says ``x-gateway-cache``: ``miss``,
 ``exact``, ``semantic`` or ``bypass`` (cache off, request not deterministic, or the client's
-``x-gateway-cache: bypass``).
+``x-gateway-cache: bypass``). With ``classify.knn`` on, an auto-routed request also gets
+its kNN difficulty vote here, from the same embedding (embedded once, for both).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from starlette.responses import Response
 
 from gateway.cache.capture import AnswerCapture
+from gateway.cache.keys import query_text
 from gateway.cache.replay import fresh_answer, replay_stream, stream_events
 from gateway.cache.service import Lookup
 from gateway.disconnect import DisconnectWatch
+from gateway.embedding import Vectors
 from gateway.pipeline import RequestContext
 from gateway.planning import classify
 from gateway.responses import json_response
@@ -27,11 +30,35 @@ from gateway.streaming import EventStreamResponse
 
 @dataclass(frozen=True, slots=True)
 class Cached:
+    ctx: RequestContext  # with the kNN difficulty vote when there is one
     response: Response | None = None  # a hit, answered
     capture: AnswerCapture | None = None  # a miss whose answer is to be stored
+    vector: Vectors | None = None  # the question's embedding, when the lookup made one
 
 
 async def cache_stage(
+    gateway: Gateway, ctx: RequestContext, headers: dict[str, str], watch: DisconnectWatch
+) -> Cached:
+    cached = await _lookup(gateway, ctx, headers, watch)
+    if cached.response is not None or gateway.caches.knn is None:
+        return cached
+    vote = await _knn_vote(gateway, ctx, cached)
+    return cached if vote is None else replace(cached, ctx=replace(ctx, difficulty_vote=vote))
+
+
+async def _knn_vote(gateway: Gateway, ctx: RequestContext, cached: Cached) -> float | None:
+    knn, request = gateway.caches.knn, ctx.request
+    route = ctx.policy.models.get(request.model)
+    if knn is None or route is None or not route.auto:
+        return None  # only the gateway's own routing choices use the difficulty score
+    vector = cached.vector
+    if vector is None:
+        text = query_text(request.endpoint, request.body)
+        vector = await gateway.caches.embed(text) if text else None
+    return None if vector is None else knn.vote(vector)
+
+
+async def _lookup(
     gateway: Gateway, ctx: RequestContext, headers: dict[str, str], watch: DisconnectWatch
 ) -> Cached:
     cache = gateway.caches.cache
@@ -39,7 +66,7 @@ async def cache_stage(
     route = ctx.policy.models.get(request.model)
     if cache is None or route is None:  # an unknown model is refused by the plan stage
         headers["x-gateway-cache"] = "bypass"
-        return Cached()
+        return Cached(ctx)
     started = gateway.clock()
     # The route is part of the scope: a reload that points the model elsewhere starts afresh.
     model = f"{request.model}@{route.pool or 'auto'}"
@@ -48,8 +75,9 @@ async def cache_stage(
     gateway.metrics.cache_lookups.labels(lookup.status).inc()
     headers["x-gateway-cache"] = lookup.status
     if lookup.entry is None:
-        return Cached(capture=cache.capture(lookup, request.endpoint))
-    return Cached(response=_answer(ctx, lookup, headers, watch))
+        capture = cache.capture(lookup, request.endpoint)
+        return Cached(ctx, capture=capture, vector=lookup.vector)
+    return Cached(ctx, response=_answer(ctx, lookup, headers, watch))
 
 
 def _answer(

@@ -29,6 +29,7 @@ class RequestContext:
     policy: CompiledPolicy
     headers: Mapping[str, str]
     priority: Priority = Priority.STANDARD  # from x-gateway-priority
+    difficulty_vote: float | None = None  # kNN vote over exemplars (classify.knn), if on
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,6 +98,7 @@ async def _dispatch(
     cached = await cache_stage(gateway, ctx, headers, watch)
     if cached.response is not None:
         return cached.response  # a hit takes no admission slot and no backend
+    ctx = cached.ctx
     admitted = await admit(gateway, ctx, plan_pool(ctx))
     headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
     try:

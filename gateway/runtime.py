@@ -97,7 +97,7 @@ class Gateway:
         self.backends.reconcile(policy)
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
-        self.caches.reconcile(policy.source.cache)
+        self.caches.reconcile(policy.source.cache, policy.source.classify.knn)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
         if self.budget is None or self.budget.settings != settings:
             self.budget = RetryBudget(settings, self.clock)

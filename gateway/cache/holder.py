@@ -1,8 +1,10 @@
 """The cache of a running gateway, rebuilt when a policy reload changes its settings.
 
 The embedder is kept across reloads while its own settings stay the same (loading torch
-and the model takes seconds). Before the lifespan starts nothing runs; after, a new cache
-is started and the old one closed in background tasks, so a reload never waits on them.
+and the model takes seconds); it serves the semantic cache and the classifier's kNN vote
+(``classify.knn``), whose exemplars are embedded once the model is ready. Before the
+lifespan starts nothing runs; after, a new cache is started and the old one closed in
+background tasks, so a reload never waits on them.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from gateway.cache.exemplars import load_knn
 from gateway.cache.memory import MemoryStore
 from gateway.cache.service import ResponseCache
 from gateway.cache.store import CacheStore
-from gateway.embedding import EmbedderSettings, EmbedderSlot, SlotState
+from gateway.classify.knn import KnnVote
+from gateway.embedding import BatcherClosed, EmbedderSettings, EmbedderSlot, SlotState, Vectors
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Cache as CacheSettings
+from gateway.policy.schema import Knn
 
 
 class CacheHolder:
@@ -24,19 +29,21 @@ class CacheHolder:
         self._metrics = metrics
         self._clock = clock
         self.cache: ResponseCache | None = None
-        self._settings: CacheSettings | None = None
+        self.knn: KnnVote | None = None  # set once the exemplars are embedded
+        self._settings: tuple[CacheSettings, Knn] | None = None
         self._embedder: EmbedderSlot | None = None
         self._running = False
         self._tasks: set[asyncio.Task[None]] = set()
         metrics.cache_entries.set_function(lambda: len(self.cache.index) if self.cache else 0)
 
-    def reconcile(self, settings: CacheSettings) -> None:
-        if settings == self._settings:
+    def reconcile(self, settings: CacheSettings, knn: Knn | None = None) -> None:
+        knn = knn if knn is not None else Knn()
+        if (settings, knn) == self._settings:
             return
-        self._settings = settings
+        self._settings = (settings, knn)
         old, old_embedder = self.cache, self._embedder
-        self._embedder = self._embedder_for(settings)
-        self.cache = None
+        self._embedder = self._embedder_for(settings, knn)
+        self.cache, self.knn = None, None
         if settings.enabled:
             store = self._store(settings)
             self.cache = ResponseCache(settings, store, self._embedder, self._metrics)
@@ -53,6 +60,17 @@ class CacheHolder:
             await self.cache.start()
         if self._embedder is not None:
             self._embedder.start()
+        self._start_knn()
+
+    async def embed(self, text: str) -> Vectors | None:
+        """The text's embedding, or None while the model is not ready (or overloaded)."""
+        batcher = self._embedder.batcher if self._embedder is not None else None
+        if batcher is None:
+            return None
+        try:
+            return await batcher.embed(text)
+        except BatcherClosed:
+            return None
 
     def loading(self) -> bool:
         """The embedding model is still loading (``/readyz`` waits; a failed load does not)."""
@@ -61,6 +79,7 @@ class CacheHolder:
     async def ready(self) -> bool:
         """Wait until the embedder has loaded (or failed) and pending writes are done."""
         loaded = self._embedder is not None and await self._embedder.ready()
+        await asyncio.gather(*self._tasks, return_exceptions=True)  # e.g. the kNN exemplars
         if self.cache is not None:
             await self.cache.settle()
         return loaded
@@ -78,10 +97,24 @@ class CacheHolder:
             self._spawn(self.cache.start())
         if self._embedder is not None:
             self._embedder.start()
+        self._start_knn()
 
-    def _embedder_for(self, settings: CacheSettings) -> EmbedderSlot | None:
+    def _start_knn(self) -> None:
+        assert self._settings is not None
+        knn, embedder = self._settings[1], self._embedder
+        if knn.enabled and embedder is not None:
+            self._spawn(self._build_knn(knn, embedder))
+
+    async def _build_knn(self, knn: Knn, embedder: EmbedderSlot) -> None:
+        if not await embedder.ready() or embedder.batcher is None:
+            return
+        vote = await load_knn(knn, embedder.batcher)
+        if self._embedder is embedder and self._settings is not None and self._settings[1] == knn:
+            self.knn = vote  # unless a reload replaced the settings meanwhile
+
+    def _embedder_for(self, settings: CacheSettings, knn: Knn) -> EmbedderSlot | None:
         semantic = settings.semantic
-        if not (settings.enabled and semantic.enabled):
+        if not (settings.enabled and semantic.enabled) and not knn.enabled:
             return None
         wanted = EmbedderSettings(semantic.model_path, semantic.max_batch, semantic.threads)
         if self._embedder is not None and self._embedder.settings == wanted:

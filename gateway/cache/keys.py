@@ -50,6 +50,11 @@ def request_keys(
     return RequestKeys(exact=exact, scope=scope, query=query, max_tokens=max_tokens)
 
 
+def query_text(endpoint: str, body: Mapping[str, Any]) -> str | None:
+    """The question of a request (last user message, or the prompt string), if it has one."""
+    return _split(endpoint, body)[1]
+
+
 def _split(endpoint: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     if endpoint == "chat":
         messages = list(body.get("messages") or [])

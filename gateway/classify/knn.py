@@ -11,10 +11,12 @@ weighted share of "hard" among them. The blended score is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
+
+from gateway.classify.classifier import Classification
 
 Vectors = npt.NDArray[np.float32]
 
@@ -44,3 +46,12 @@ class KnnVote:
 
     def blend(self, score: float, vector: Vectors) -> float:
         return (1.0 - self.weight) * score + self.weight * self.vote(vector)
+
+
+def blend_vote(
+    classes: Classification, vote: float, weight: float, threshold: float
+) -> Classification:
+    """``classes`` with its difficulty score blended with a kNN ``vote``, judged again."""
+    score = (1.0 - weight) * classes.difficulty.score + weight * vote
+    difficulty = replace(classes.difficulty, score=score, hard=score >= threshold)
+    return replace(classes, difficulty=difficulty)

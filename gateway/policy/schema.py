@@ -226,12 +226,25 @@ class Rewrite(_Strict):
     prefix_tracking: PrefixTracking = PrefixTracking()
 
 
+class Knn(_Strict):
+    """A kNN vote over embedded, labelled exemplars, blended into the difficulty score."""
+
+    enabled: bool = False
+    exemplars: str = Field(
+        default="policies/exemplars/difficulty.jsonl",
+        description="JSON lines of {prompt, label: easy|hard}; relative to the working directory",
+    )
+    k: int = Field(default=7, ge=1, le=100)
+    weight: float = Field(default=0.3, ge=0, le=1, description="Share of the vote in the score")
+
+
 class Classify(_Strict):
     """Length classes and the difficulty threshold of the classify stage."""
 
     medium_from: int = Field(default=512, ge=1, description="Prompt tokens where medium starts")
     long_from: int = Field(default=4096, ge=2, description="Prompt tokens where long starts")
     difficulty_threshold: float = Field(default=0.5, gt=0, lt=1)
+    knn: Knn = Knn()
 
     @model_validator(mode="after")
     def _ordered(self) -> Classify:
