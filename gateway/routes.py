@@ -60,7 +60,8 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     gateway = gateway_of(request)
     arrival = gateway.clock()
     request_id = uuid.uuid4().hex
-    headers = {"x-gateway-request-id": request_id}
+    # The cache stage says otherwise once it has looked.
+    headers = {"x-gateway-request-id": request_id, "x-gateway-cache": "bypass"}
     policy = gateway.policy
     try:
         raw = await read_body(request, policy.source.server.max_body_bytes)

@@ -23,7 +23,6 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*|\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|%)?")
 _SENTENCE_END = re.compile(r"[.!?:;\n]\s*")
@@ -165,7 +164,6 @@ class Facts:
     entities: frozenset[str]
 
 
-@lru_cache(maxsize=4096)
 def facts_of(text: str) -> Facts:
     text = text.translate(_APOSTROPHES)
     tokens = _WORD.findall(text)

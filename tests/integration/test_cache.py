@@ -76,6 +76,27 @@ def test_miss_then_exact_then_semantic_and_the_guard(
     status, _, _ = _ask(sdk, "How do I not reset my password?")
     assert status == "miss"  # the guard refuses a negated question
     assert len(fake_log.bodies) == 2
+    metrics = httpx.get(cached[0].url + "/metrics").text
+    assert 'gateway_cache_lookups_total{result="semantic"} 1.0' in metrics
+    assert 'gateway_cache_guard_refusals_total{reason="negation"} 1.0' in metrics
+
+
+def test_errors_and_completions_say_what_the_cache_did(
+    sdk: openai.OpenAI, cached: tuple[Served, Gateway]
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        sdk.chat.completions.create(model="fast", messages=[])
+    assert caught.value.response.headers["x-gateway-cache"] == "bypass"
+    first = sdk.completions.with_raw_response.create(
+        model="fast", prompt="Once upon a time", temperature=0
+    )
+    assert first.headers["x-gateway-cache"] == "miss"
+    _settled(cached)
+    again = sdk.completions.with_raw_response.create(
+        model="fast", prompt="Once upon a time", temperature=0
+    )
+    assert again.headers["x-gateway-cache"] == "exact"
+    assert again.parse().choices[0].text == first.parse().choices[0].text
 
 
 def test_streaming_hit_is_a_well_formed_stream(
