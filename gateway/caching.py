@@ -10,6 +10,7 @@ its kNN difficulty vote here, from the same embedding (embedded once, for both).
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, replace
 
@@ -18,7 +19,7 @@ from starlette.responses import Response
 from gateway.cache.capture import AnswerCapture
 from gateway.cache.keys import query_text
 from gateway.cache.replay import fresh_answer, replay_stream, stream_events
-from gateway.cache.service import Lookup
+from gateway.cache.service import BYPASS, Lookup
 from gateway.disconnect import DisconnectWatch
 from gateway.embedding import Vectors
 from gateway.pipeline import RequestContext
@@ -26,6 +27,8 @@ from gateway.planning import classify
 from gateway.responses import json_response
 from gateway.runtime import Gateway
 from gateway.streaming import EventStreamResponse
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +73,13 @@ async def _lookup(
     started = gateway.clock()
     # The route is part of the scope: a reload that points the model elsewhere starts afresh.
     model = f"{request.model}@{route.pool or 'auto'}"
-    lookup = await cache.lookup(request.endpoint, model, request.body, ctx.headers)
+    try:
+        lookup = await cache.lookup(request.endpoint, model, request.body, ctx.headers)
+    except Exception:
+        # A fault of the cache must cost a backend call, not the client's request.
+        log.exception("cache lookup failed; the request goes to a backend uncached")
+        gateway.metrics.cache_store_errors.labels("lookup").inc()
+        lookup = BYPASS
     gateway.metrics.cache_lookup_seconds.observe(gateway.clock() - started)
     gateway.metrics.cache_lookups.labels(lookup.status).inc()
     headers["x-gateway-cache"] = lookup.status

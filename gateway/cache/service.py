@@ -135,8 +135,10 @@ class ResponseCache:
         if not keys.query.strip() or len(keys.query) > semantic.max_query_chars:
             return None
         try:
-            return await batcher.embed(keys.query)
-        except BatcherClosed:
+            # A backed-up embedder must not hold requests: past the wait, a plain miss.
+            async with asyncio.timeout(semantic.embed_timeout_s):
+                return await batcher.embed(keys.query)
+        except (BatcherClosed, TimeoutError):
             return None
 
     async def _semantic(self, keys: RequestKeys, vector: Vectors) -> Lookup | None:

@@ -271,6 +271,9 @@ class SemanticCache(_Strict):
         default=None, description="sentence-transformers model directory (default: bundled)"
     )
     max_batch: int = Field(default=32, ge=1, le=1024, description="Texts per embedding batch")
+    embed_timeout_s: float = Field(
+        default=0.2, gt=0, le=60, description="Longer waits for an embedding skip the lookup"
+    )
     threads: int = Field(
         default=1,
         ge=1,
