@@ -40,16 +40,21 @@ class CacheHolder:
         knn = knn if knn is not None else Knn()
         if (settings, knn) == self._settings:
             return
+        before = self._settings
         self._settings = (settings, knn)
         old, old_embedder = self.cache, self._embedder
         self._embedder = self._embedder_for(settings, knn)
-        self.cache, self.knn = None, None
-        if settings.enabled:
-            store = self._store(settings)
-            self.cache = ResponseCache(settings, store, self._embedder, self._metrics)
+        # A change to the kNN settings alone keeps the cached answers.
+        keep = before is not None and before[0] == settings and self._embedder is old_embedder
+        if not keep:
+            self.cache = None
+            if settings.enabled:
+                store = self._store(settings)
+                self.cache = ResponseCache(settings, store, self._embedder, self._metrics)
+        self.knn = None
         if self._running:
-            self._start_parts()
-            if old is not None:
+            self._start_parts(start_cache=not keep)
+            if old is not None and not keep:
                 self._spawn(old.close())
             if old_embedder is not None and old_embedder is not self._embedder:
                 self._spawn(old_embedder.close())
@@ -92,8 +97,8 @@ class CacheHolder:
         if self._embedder is not None:
             await self._embedder.close()
 
-    def _start_parts(self) -> None:
-        if self.cache is not None:
+    def _start_parts(self, *, start_cache: bool) -> None:
+        if self.cache is not None and start_cache:
             self._spawn(self.cache.start())
         if self._embedder is not None:
             self._embedder.start()
