@@ -50,11 +50,13 @@ def build_app(
         )
         async with _control_client(policy, transport) as client:
             gateway.start(Proxy(upstream, clock), upstream, sleep)
+            await gateway.caches.start()
             try:
                 async with _background(gateway, client), cluster.lifespan(gateway):
                     yield
             finally:
                 await gateway.stop()
+                await gateway.caches.close()
                 upstream.close()
                 # Flushes pending spans: a blocking call, kept off the event loop.
                 await asyncio.to_thread(gateway.report.close)

@@ -165,6 +165,7 @@ class Lease:
             "backend": self.backend.name,
             "status": outcome.status,
             "error": outcome.error_kind,
+            "cache": ctx.cache,
             "stream": ctx.request.stream,
             "priority": ctx.priority.name.lower(),
             "queue_ms": ms(self._permit.queued_s if self._permit is not None else None),

@@ -256,6 +256,47 @@ class GatewayMetrics:
         self.backend_inflight = _backend_gauge(
             registry, "gateway_backend_inflight", "Requests the gateway has in flight there"
         )
+        self.cache_lookups = Counter(
+            "gateway_cache_lookups",
+            "Response cache lookups, by result (miss | exact | semantic | bypass)",
+            ["result"],
+            registry=registry,
+        )
+        self.cache_guard_refusals = Counter(
+            "gateway_cache_guard_refusals",
+            "Semantic matches above the threshold refused by the guard, by reason",
+            ["reason"],
+            registry=registry,
+        )
+        self.cache_lookup_seconds = Histogram(
+            "gateway_cache_lookup_seconds",
+            "Time of a cache lookup, embedding included",
+            buckets=OVERHEAD_BUCKETS,
+            registry=registry,
+        )
+        self.cache_store_errors = Counter(
+            "gateway_cache_store_errors",
+            "Cache store operations that failed (served as misses), by operation",
+            ["op"],
+            registry=registry,
+        )
+        self.cache_entries = Gauge(
+            "gateway_cache_entries",
+            "Entries in the local semantic index",
+            registry=registry,
+        )
+        self.embedding_batch_seconds = Histogram(
+            "gateway_embedding_batch_seconds",
+            "Time to embed one micro-batch",
+            buckets=(*OVERHEAD_BUCKETS, 0.25, 0.5, 1.0),
+            registry=registry,
+        )
+        self.embedding_batch_size = Histogram(
+            "gateway_embedding_batch_size",
+            "Texts per embedding micro-batch",
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128),
+            registry=registry,
+        )
         self.backend_healthy = Gauge(
             "gateway_backend_healthy",
             "1 when the backend passes health checks, 0 when ejected",

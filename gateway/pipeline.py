@@ -33,6 +33,8 @@ class RequestContext:
     priority: Priority = Priority.STANDARD  # from x-gateway-priority
     marks: StageMarks = field(default_factory=StageMarks)  # when each stage ended
     tenant: str | None = None  # from the gateway API key, when the policy has tenants
+    cache: str | None = None  # the cache stage's result (x-gateway-cache)
+    difficulty_vote: float | None = None  # kNN vote over exemplars (classify.knn), if on
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gateway.classify import Classification, check_context, classify_chat, classify_completion
+from gateway.classify.knn import blend_vote
 from gateway.classify.length import length_class
 from gateway.classify.messages import requested_max_tokens
 from gateway.compressing import owns_context_check
@@ -40,8 +41,13 @@ def classify(ctx: RequestContext) -> Classification:
     config = ctx.policy.classify
     max_tokens = requested_max_tokens(body)
     if ctx.request.endpoint == "chat":
-        return classify_chat(body["messages"], max_tokens=max_tokens, config=config)
-    return classify_completion(body.get("prompt"), max_tokens=max_tokens, config=config)
+        classes = classify_chat(body["messages"], max_tokens=max_tokens, config=config)
+    else:
+        classes = classify_completion(body.get("prompt"), max_tokens=max_tokens, config=config)
+    if ctx.difficulty_vote is None:
+        return classes
+    weight = ctx.policy.source.classify.knn.weight
+    return blend_vote(classes, ctx.difficulty_vote, weight, config.weights.threshold)
 
 
 def _route(ctx: RequestContext) -> ModelRoute:

@@ -19,6 +19,7 @@ import orjson
 from starlette.responses import Response
 
 from gateway import sse, upstream_errors
+from gateway.cache.capture import AnswerCapture
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.lifecycle import Lease, Outcome, Phase
@@ -66,12 +67,14 @@ class Proxy:
         response: UpstreamResponse,
         headers: dict[str, str],
         watch: DisconnectWatch,
+        capture: AnswerCapture | None = None,
     ) -> Response:
-        """Relay an opened exchange to the client; from here on the lease is finished here."""
+        """Relay an opened exchange to the client; from here on the lease is finished here.
+        ``capture`` (the response cache's) sees the answer and gets it once it ended well."""
         if lease.ctx.request.stream:
-            relay = self._relay(lease, response, lease.plan.pool.timeouts)
+            relay = self._relay(lease, response, lease.plan.pool.timeouts, capture)
             return EventStreamResponse(relay, watch, headers)
-        return await self._whole(lease, response, headers)
+        return await self._whole(lease, response, headers, capture)
 
     async def _send(self, lease: Lease, timeouts: Timeouts) -> UpstreamResponse:
         ctx = lease.ctx
@@ -106,7 +109,11 @@ class Proxy:
         )
 
     async def _whole(
-        self, lease: Lease, response: UpstreamResponse, headers: dict[str, str]
+        self,
+        lease: Lease,
+        response: UpstreamResponse,
+        headers: dict[str, str],
+        capture: AnswerCapture | None,
     ) -> Response:
         outcome = Outcome(200)
         try:
@@ -118,6 +125,8 @@ class Proxy:
             data["model"] = lease.ctx.request.model
             outcome.first_token_at = self._clock()
             outcome.input_tokens, outcome.output_tokens = _usage(data)
+            if capture is not None:
+                capture.whole(data)
             return Response(orjson.dumps(data), media_type="application/json", headers=headers)
         except (UpstreamIOError, TimeoutError) as exc:
             error = upstream_errors.from_exception(exc, lease.backend.name)
@@ -134,10 +143,14 @@ class Proxy:
             lease.finish(outcome)
 
     async def _relay(
-        self, lease: Lease, response: UpstreamResponse, timeouts: Timeouts
+        self,
+        lease: Lease,
+        response: UpstreamResponse,
+        timeouts: Timeouts,
+        capture: AnswerCapture | None,
     ) -> AsyncGenerator[bytes, None]:
         outcome = Outcome(200)
-        relay = _EventRelay(lease.ctx.request.model, lease.backend.name)
+        relay = _EventRelay(lease.ctx.request.model, lease.backend.name, capture)
         chunks = response.chunks()
         error: GatewayError | None = None
         try:
@@ -156,6 +169,8 @@ class Proxy:
             if error is None:
                 # Reading to the end lets the connection go back to the pool.
                 await _drain(chunks, timeouts.idle_s)
+                if capture is not None:
+                    capture.finish()
         except (UpstreamIOError, TimeoutError) as exc:
             error = upstream_errors.from_exception(exc, lease.backend.name)
         except GatewayError as exc:
@@ -204,9 +219,10 @@ class _EventRelay:
     and the results are joined, so events that arrive together leave together.
     """
 
-    def __init__(self, public_model: str, backend: str) -> None:
+    def __init__(self, public_model: str, backend: str, capture: AnswerCapture | None) -> None:
         self._public = public_model
         self._backend = backend
+        self._capture = capture
         self._lines = sse.LineSplitter()
         self.done = False
         self.token_seen = False  # a role-only first chunk is not a token
@@ -243,6 +259,8 @@ class _EventRelay:
             prompt, completion = _usage(data)
             if completion is not None:
                 self.usage = (prompt, completion)
+            if self._capture is not None:
+                self._capture.event(data)
             out.append(sse.frame(orjson.dumps(data)))
         return b"".join(out)
 

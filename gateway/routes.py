@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from dataclasses import replace
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException
@@ -16,6 +17,7 @@ from gateway.access_log import ms
 from gateway.admin import admin_routes
 from gateway.admit import admit
 from gateway.body import read_body
+from gateway.caching import cache_stage
 from gateway.compressing import compress_stage
 from gateway.dashboard.routes import dashboard_routes
 from gateway.disconnect import DisconnectWatch
@@ -66,7 +68,8 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     gateway = gateway_of(request)
     arrival = gateway.clock()
     request_id = uuid.uuid4().hex
-    headers = {"x-gateway-request-id": request_id}
+    # The cache stage says otherwise once it has looked.
+    headers = {"x-gateway-request-id": request_id, "x-gateway-cache": "bypass"}
     policy = gateway.policy
     server = policy.source.server
     try:
@@ -108,6 +111,12 @@ async def _dispatch(
     marks, clock = ctx.marks, gateway.clock
     ctx = rewrite_stage(ctx, gateway.prefix_store, gateway.metrics, headers)
     marks.mark("rewrite", clock())
+    cached = await cache_stage(gateway, ctx, headers, watch)
+    ctx = replace(cached.ctx, cache=headers.get("x-gateway-cache"))
+    marks.mark("cache", clock())
+    if cached.response is not None:
+        _report_hit(gateway, ctx, headers)
+        return cached.response  # a hit takes no admission slot and no backend
     plan = plan_pool(ctx)
     marks.mark("plan", clock())
     ctx = compress_stage(ctx, plan, gateway.summaries, gateway.metrics, headers)
@@ -128,7 +137,27 @@ async def _dispatch(
     headers["x-gateway-backend"] = lease.backend.name
     if opened.degraded or admitted.degraded:
         headers["x-gateway-degraded"] = "1"
-    return await proxy.respond(lease, opened.response, headers, watch)
+    return await proxy.respond(lease, opened.response, headers, watch, cached.capture)
+
+
+def _report_hit(gateway: Gateway, ctx: RequestContext, headers: dict[str, str]) -> None:
+    now = gateway.clock()
+    fields = {
+        "id": ctx.request_id,
+        "tenant": ctx.tenant,
+        "model": ctx.request.model,
+        "pool": None,
+        "backend": None,
+        "status": 200,
+        "error": None,
+        "cache": ctx.cache,
+        "stream": ctx.request.stream,
+        "priority": ctx.priority.name.lower(),
+        "queue_ms": None,
+        "ttft_ms": ms(now - ctx.arrival),
+        "duration_ms": ms(now - ctx.arrival),
+    }
+    gateway.report.finished(fields, ctx.arrival, now, [*ctx.marks.ends, ("replay", now)])
 
 
 def _refuse(
@@ -148,6 +177,7 @@ def _refuse(
         "backend": exc.headers.get("x-gateway-backend"),
         "status": exc.http_status(),
         "error": exc.code or exc.type,
+        "cache": headers.get("x-gateway-cache"),
         "stream": ctx.request.stream if ctx is not None else None,
         "queue_ms": None,
         "ttft_ms": None,
@@ -209,8 +239,11 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     gateway = gateway_of(request)
     pools = gateway.backends.pool_ready(gateway.policy)
-    ready = all(pools.values())
+    loading = gateway.caches.loading()  # the semantic cache's model, seconds at start
+    ready = all(pools.values()) and not loading
     body = {"status": "ready" if ready else "not_ready", "pools": dict(pools)}
+    if loading:
+        body["cache"] = "loading"
     return json_response(body, 200 if ready else 503, None if ready else {"retry-after": "1"})
 
 

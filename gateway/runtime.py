@@ -16,6 +16,7 @@ from gateway.admission.gate import LeaseGate
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.cache.holder import CacheHolder
 from gateway.compression_summaries import SummaryService
 from gateway.dashboard.window import Window
 from gateway.dispatch import Dispatcher
@@ -62,6 +63,7 @@ class Gateway:
     prefix_store: MemoryPrefixStore | None = None
     summaries: SummaryService | None = None
     _prefix_key: object = None
+    caches: CacheHolder = field(init=False)
     started_at: int = field(default_factory=lambda: int(time.time()))
     lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
     rate_limits: TenantRateLimits = field(init=False)
@@ -86,6 +88,7 @@ class Gateway:
             Scheduler(clock),
             Reporter(clock),
         )
+        gateway.caches = CacheHolder(metrics, clock)
         gateway.holder = PolicyHolder(
             policy, path=path, on_swap=gateway.on_swap, on_result=gateway.on_reload
         )
@@ -133,6 +136,7 @@ class Gateway:
         self.report.configure(policy.source.tracing)
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
+        self.caches.reconcile(policy.source.cache, policy.source.classify.knn)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
         if self.budget is None or self.budget.settings != settings:
             self.budget = RetryBudget(settings, self.clock)

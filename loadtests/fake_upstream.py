@@ -39,6 +39,8 @@ class FakeConfig:
     fail_status: int | None = None
     # The whole text of every non-streaming answer (instead of " tok0 tok1 ...").
     content: str | None = None
+    # How answers end: "length" (the token budget ran out) or "stop" (a cacheable answer).
+    finish_reason: str = "length"
 
 
 @dataclass
@@ -122,15 +124,17 @@ async def _answer(cfg: FakeConfig, log: FakeLog, body: dict[str, Any], chat: boo
     tokens = min(tokens, int(fake.get("tokens", cfg.tokens)))
     itl = float(fake.get("itl_s", cfg.itl_s))
     model = str(body.get("model", cfg.model))
+    finish = str(fake.get("finish_reason", cfg.finish_reason))
     if body.get("stream"):
-        events = _stream(log, fake, model, chat, ttft, tokens, itl, body)
+        events = _stream(log, fake, model, chat, ttft, tokens, itl, body, finish)
         return StreamingResponse(events, media_type="text/event-stream")
     await asyncio.sleep(ttft + itl * max(0, tokens - 1))
     text = "".join(_word(i) for i in range(tokens))
     scripted = fake.get("content", cfg.content)
     if scripted is not None:
         text = str(scripted)
-    return Response(orjson.dumps(_whole(model, chat, text, tokens)), media_type="application/json")
+    answer = _whole(model, chat, text, tokens, finish)
+    return Response(orjson.dumps(answer), media_type="application/json")
 
 
 async def _stream(
@@ -142,6 +146,7 @@ async def _stream(
     tokens: int,
     itl: float,
     body: dict[str, Any],
+    finish: str = "length",
 ) -> AsyncIterator[bytes]:
     created = int(time.time())
     try:
@@ -157,7 +162,7 @@ async def _stream(
             if i:
                 await asyncio.sleep(itl)
             last = i == tokens - 1
-            yield _event(_chunk(model, chat, _word(i), created, "length" if last else None))
+            yield _event(_chunk(model, chat, _word(i), created, finish if last else None))
         if (body.get("stream_options") or {}).get("include_usage"):
             usage = {"prompt_tokens": 5, "completion_tokens": tokens, "total_tokens": 5 + tokens}
             yield _event(
@@ -196,16 +201,18 @@ def _chunk(
     return {"id": "fake-1", "object": kind, "created": created, "model": model, "choices": [choice]}
 
 
-def _whole(model: str, chat: bool, text: str, tokens: int) -> dict[str, Any]:
+def _whole(
+    model: str, chat: bool, text: str, tokens: int, finish: str = "length"
+) -> dict[str, Any]:
     if chat:
         choice: dict[str, Any] = {
             "index": 0,
             "message": {"role": "assistant", "content": text},
-            "finish_reason": "length",
+            "finish_reason": finish,
         }
         kind = "chat.completion"
     else:
-        choice = {"index": 0, "text": text, "finish_reason": "length"}
+        choice = {"index": 0, "text": text, "finish_reason": finish}
         kind = "text_completion"
     usage = {"prompt_tokens": 5, "completion_tokens": tokens, "total_tokens": 5 + tokens}
     return {

@@ -19,6 +19,8 @@ POOL_COUNTERS = {
     "finished": "gateway_requests_total",
 }
 TTFT_BUCKET = "gateway_time_to_first_token_seconds_bucket"
+CACHE_LOOKUPS = "gateway_cache_lookups_total"
+ALL = "*"  # the pseudo-pool of gateway-wide counters
 RATE_WINDOW_S = 10.0
 QUANTILE_WINDOW_S = 60.0
 
@@ -29,6 +31,9 @@ def snapshot(registry: CollectorRegistry, at: float) -> Snapshot:
     buckets: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
     for family in registry.collect():
         for sample in family.samples:
+            if sample.name == CACHE_LOOKUPS:
+                _count_cache(counters, sample.labels["result"], sample.value)
+                continue
             pool = sample.labels.get("pool")
             if pool is None:
                 continue
@@ -40,10 +45,20 @@ def snapshot(registry: CollectorRegistry, at: float) -> Snapshot:
     return Snapshot(at, counters, ttft)
 
 
+def _count_cache(counters: dict[str, dict[str, float]], result: str, value: float) -> None:
+    if result != "bypass":
+        counters["cache_lookups"][ALL] += value
+    if result in ("exact", "semantic"):
+        counters["cache_hits"][ALL] += value
+
+
 def view(gateway: Gateway, window: Window) -> dict[str, Any]:
     window.add(snapshot(gateway.metrics.registry, gateway.clock()))
+    hits = window.rate("cache_hits", ALL, QUANTILE_WINDOW_S)
+    lookups = window.rate("cache_lookups", ALL, QUANTILE_WINDOW_S)
     return {
         "policy": gateway.policy.digest[:12],
+        "cache_hit_rate": hits / lookups if hits is not None and lookups else None,
         "pools": [_pool(gateway, window, name) for name in gateway.policy.pools],
         "backends": [_backend(state) for state in gateway.backends.all()],
     }

@@ -343,18 +343,82 @@ class Rewrite(_Strict):
     prefix_tracking: PrefixTracking = PrefixTracking()
 
 
+class Knn(_Strict):
+    """A kNN vote over embedded, labelled exemplars, blended into the difficulty score."""
+
+    enabled: bool = False
+    exemplars: str = Field(
+        default="policies/exemplars/difficulty.jsonl",
+        description="JSON lines of {prompt, label: easy|hard}; relative to the working directory",
+    )
+    k: int = Field(default=7, ge=1, le=100)
+    weight: float = Field(default=0.3, ge=0, le=1, description="Share of the vote in the score")
+
+
 class Classify(_Strict):
     """Length classes and the difficulty threshold of the classify stage."""
 
     medium_from: int = Field(default=512, ge=1, description="Prompt tokens where medium starts")
     long_from: int = Field(default=4096, ge=2, description="Prompt tokens where long starts")
     difficulty_threshold: float = Field(default=0.5, gt=0, lt=1)
+    knn: Knn = Knn()
 
     @model_validator(mode="after")
     def _ordered(self) -> Classify:
         if self.medium_from >= self.long_from:
             raise ValueError("medium_from must be below long_from")
         return self
+
+
+class SemanticCache(_Strict):
+    """Answers for differently worded questions: embeddings, a per-scope index, a guard."""
+
+    enabled: bool = True
+    threshold: float = Field(
+        default=0.92, gt=0, le=1, description="Least cosine similarity of a semantic hit"
+    )
+    guard: bool = Field(
+        default=True, description="Refuse matches differing in negation, numbers, dates, names"
+    )
+    candidates: int = Field(default=4, ge=1, le=64, description="Neighbours checked per lookup")
+    max_query_chars: int = Field(
+        default=1000, ge=1, le=100_000, description="Longer questions use the exact cache only"
+    )
+    model_path: str | None = Field(
+        default=None, description="sentence-transformers model directory (default: bundled)"
+    )
+    max_batch: int = Field(default=32, ge=1, le=1024, description="Texts per embedding batch")
+    embed_timeout_s: float = Field(
+        default=0.2, gt=0, le=60, description="Longer waits for an embedding skip the lookup"
+    )
+    threads: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="torch CPU threads; more than 1 stalls badly when the cores are busy",
+    )
+
+
+class CacheRedis(_Strict):
+    """Where a shared cache lives when ``store: redis``."""
+
+    url: str = "redis://127.0.0.1:6379/0"
+    key_prefix: str = Field(default="lgw:cache", min_length=1, max_length=128)
+    timeout_s: PositiveSeconds = Field(default=0.25, description="Per-command; then a miss")
+
+
+class Cache(_Strict):
+    """Response cache: exact, then semantic; deterministic requests only."""
+
+    enabled: bool = False
+    store: Literal["memory", "redis"] = "memory"
+    ttl_s: PositiveSeconds = 3600.0
+    max_entries: int = Field(default=100_000, ge=1, le=100_000_000)
+    any_temperature: bool = Field(
+        default=False, description="Also cache requests with temperature above 0"
+    )
+    semantic: SemanticCache = SemanticCache()
+    redis: CacheRedis = CacheRedis()
 
 
 class Health(_Strict):
@@ -484,6 +548,7 @@ class Policy(_Strict):
     routing: Routing = Routing()
     classify: Classify = Classify()
     rewrite: Rewrite = Rewrite()
+    cache: Cache = Cache()
     retry_budget: RetryBudget = RetryBudget()
     cluster: Cluster = Cluster()
     health: Health = Health()

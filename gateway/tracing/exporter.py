@@ -25,7 +25,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_contex
 
 from gateway.policy.schema import Tracing
 
-_ATTRIBUTES = ("id", "tenant", "model", "pool", "backend", "status", "error", "stream")
+_ATTRIBUTES = ("id", "tenant", "model", "pool", "backend", "status", "error", "cache", "stream")
 
 
 class RequestTracer:

@@ -65,7 +65,7 @@ def _gateways(
             proc = stack.enter_context(
                 gateway_process(["serve", "--policy", str(path), "--port", str(port)])
             )
-            read_until(proc, "Application startup complete")
+            read_until(proc, "Uvicorn running on")
             started.append((f"http://127.0.0.1:{port}", proc))
         yield started
 

@@ -22,7 +22,7 @@ def _gateway(policy: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str
     path.write_text(policy)
     port = free_port()
     with gateway_process(["serve", "--policy", str(path), "--port", str(port)]) as proc:
-        read_until(proc, "Application startup complete")
+        read_until(proc, "Uvicorn running on")
         yield proc, f"http://127.0.0.1:{port}"
 
 

@@ -18,7 +18,7 @@ def test_sighup_reloads_and_a_bad_edit_is_refused(upstream: str, tmp_path: Path)
     path.write_text(single_pool(upstream) + QUIET)
     port = free_port()
     with gateway_process(["serve", "--policy", str(path), "--port", str(port)]) as proc:
-        read_until(proc, "Application startup complete")
+        read_until(proc, "Uvicorn running on")
         base = f"http://127.0.0.1:{port}"
         before = httpx.get(base + "/admin/policy").json()["digest"]
 

@@ -92,6 +92,7 @@ def test_spans_per_request_with_stage_children(
     stages = [s.name for s in children(served)]
     assert stages == [
         "gateway.rewrite",
+        "gateway.cache",
         "gateway.plan",
         "gateway.compress",
         "gateway.admit",
@@ -103,7 +104,11 @@ def test_spans_per_request_with_stage_children(
         assert child.trace_id == served.trace_id
         assert served.start_time_unix_nano <= child.start_time_unix_nano
         assert child.start_time_unix_nano <= child.end_time_unix_nano <= served.end_time_unix_nano
-    assert [s.name for s in children(refused)] == ["gateway.rewrite", "gateway.refused"]
+    assert [s.name for s in children(refused)] == [
+        "gateway.rewrite",
+        "gateway.cache",
+        "gateway.refused",
+    ]
 
 
 def test_no_spans_when_tracing_is_off(

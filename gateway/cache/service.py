@@ -1,0 +1,188 @@
+"""The response cache of a running gateway: exact cache first, then the semantic cache.
+
+Lookup, for a request the eligibility rules accept:
+1. exact: the store's entry for the hash of the canonical request (``keys.py``);
+2. semantic (when the embedder is loaded and the question is short enough): embed the
+   question (micro-batched, off the loop), take the ``candidates`` nearest cached questions
+   of the same scope, and serve the best one whose cosine is at least ``threshold``, that
+   the guard (``guard.py``) does not refuse, and whose answer fits the request's token limit.
+The embedding computed here is kept with the miss and stored with the answer, so a request
+is embedded once. ``x-gateway-cache: bypass`` skips the cache both ways; ``refresh`` skips
+the lookup but stores the new answer over the old one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gateway.cache.capture import AnswerCapture
+from gateway.cache.eligibility import cacheable_request
+from gateway.cache.entry import Entry
+from gateway.cache.guard import refusal
+from gateway.cache.keys import RequestKeys, request_keys
+from gateway.cache.replay import estimate_completion
+from gateway.cache.semantic import IndexWorker
+from gateway.cache.store import CacheStore
+from gateway.embedding import BatcherClosed, EmbedderSlot, Vectors
+from gateway.metrics import GatewayMetrics
+from gateway.policy.schema import Cache as CacheSettings
+
+log = logging.getLogger(__name__)
+
+Status = Literal["miss", "exact", "semantic", "bypass"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    status: Status
+    entry: Entry | None = None
+    keys: RequestKeys | None = None
+    vector: Vectors | None = None
+    similarity: float | None = None
+    store: bool = False  # whether the answer to this request should be stored
+
+
+BYPASS = Lookup("bypass")
+
+
+class ResponseCache:
+    def __init__(
+        self,
+        settings: CacheSettings,
+        store: CacheStore,
+        embedder: EmbedderSlot | None,
+        metrics: GatewayMetrics,
+        *,
+        new_id: Callable[[], int] = lambda: secrets.randbits(62),
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.index = IndexWorker()
+        self._metrics = metrics
+        self._new_id = new_id
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        await self.store.start(self.index)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.store.close()
+        self.index.close()
+
+    async def lookup(
+        self, endpoint: str, model: str, body: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> Lookup:
+        asked = headers.get("x-gateway-cache", "").lower()
+        if asked == "bypass":
+            return BYPASS
+        if cacheable_request(body, any_temperature=self.settings.any_temperature) is not None:
+            return BYPASS
+        keys = request_keys(endpoint, model, body, headers.get("authorization"))
+        if asked == "refresh":
+            return Lookup("miss", keys=keys, vector=await self._embed(keys), store=True)
+        entry = await self.store.get_exact(keys.exact)
+        if entry is not None and entry.fits(keys.max_tokens):
+            return Lookup("exact", entry=entry, keys=keys, similarity=1.0)
+        return await self._after_exact(keys, await self._embed(keys))
+
+    async def lookup_with(
+        self,
+        endpoint: str,
+        model: str,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str],
+        vector: Vectors,
+    ) -> Lookup:
+        """``lookup`` with the question's embedding already known (benchmarks, reuse)."""
+        keys = request_keys(endpoint, model, body, headers.get("authorization"))
+        entry = await self.store.get_exact(keys.exact)
+        if entry is not None and entry.fits(keys.max_tokens):
+            return Lookup("exact", entry=entry, keys=keys, similarity=1.0)
+        return await self._after_exact(keys, vector)
+
+    async def _after_exact(self, keys: RequestKeys, vector: Vectors | None) -> Lookup:
+        if vector is not None and keys.query is not None:
+            found = await self._semantic(keys, vector)
+            if found is not None:
+                return found
+        return Lookup("miss", keys=keys, vector=vector, store=True)
+
+    def capture(self, lookup: Lookup, endpoint: str) -> AnswerCapture | None:
+        """A capture that stores the answer when the exchange ends well (None: store nothing)."""
+        if not lookup.store or lookup.keys is None:
+            return None
+        keys, vector = lookup.keys, lookup.vector
+
+        def on_answer(answer: dict[str, Any]) -> None:
+            self._spawn(self._put(keys, vector, answer))
+
+        return AnswerCapture(endpoint, on_answer)
+
+    async def _embed(self, keys: RequestKeys) -> Vectors | None:
+        semantic = self.settings.semantic
+        batcher = self.embedder.batcher if self.embedder is not None else None
+        if not semantic.enabled or batcher is None or keys.query is None:
+            return None
+        if not keys.query.strip() or len(keys.query) > semantic.max_query_chars:
+            return None
+        try:
+            # A backed-up embedder must not hold requests: past the wait, a plain miss.
+            async with asyncio.timeout(semantic.embed_timeout_s):
+                return await batcher.embed(keys.query)
+        except (BatcherClosed, TimeoutError):
+            return None
+
+    async def _semantic(self, keys: RequestKeys, vector: Vectors) -> Lookup | None:
+        semantic = self.settings.semantic
+        assert keys.query is not None
+        for entry_id, score in await self.index.search(keys.scope, vector, semantic.candidates):
+            if score < semantic.threshold:
+                break  # best first: the rest are further away
+            entry = await self.store.get(entry_id)
+            if entry is None:
+                self.index.removed(entry_id)  # expired or evicted elsewhere
+                continue
+            if entry.scope != keys.scope or entry.query is None:
+                continue
+            reason = refusal(keys.query, entry.query) if semantic.guard else None
+            if reason is not None:
+                self._metrics.cache_guard_refusals.labels(reason).inc()
+                continue
+            if entry.fits(keys.max_tokens):
+                return Lookup("semantic", entry=entry, keys=keys, vector=vector, similarity=score)
+        return None
+
+    async def _put(self, keys: RequestKeys, vector: Vectors | None, answer: dict[str, Any]) -> None:
+        usage = answer.get("usage")
+        tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        entry = Entry(
+            id=self._new_id(),
+            exact=keys.exact,
+            scope=keys.scope,
+            query=keys.query,
+            vector=vector,
+            answer={k: v for k, v in answer.items() if k not in ("id", "created")},
+            completion_tokens=tokens if isinstance(tokens, int) else estimate_completion(answer),
+        )
+        await self.store.put(entry)
+        log.debug("cache: put entry %d", entry.id)
+
+    def _spawn(self, coro: Any) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(coro, name="cache-put")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def settle(self) -> None:
+        """Wait for pending writes (tests and benchmarks)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self.index.settle()

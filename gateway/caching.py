@@ -1,0 +1,121 @@
+"""The cache stage of the request path: after canonicalisation, before planning and admission.
+
+A hit is answered here (no admission slot, no backend): the stored answer with a fresh id,
+as JSON or replayed as an event stream. A miss returns the capture that stores the answer
+once the proxy has relayed it whole. Every response says ``x-gateway-cache``: ``miss``,
+``exact``, ``semantic`` or ``bypass`` (cache off, request not deterministic, or the client's
+``x-gateway-cache: bypass``). With ``classify.knn`` on, an auto-routed request also gets
+its kNN difficulty vote here, from the same embedding (embedded once, for both).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, replace
+
+from starlette.responses import Response
+
+from gateway.cache.capture import AnswerCapture
+from gateway.cache.keys import query_text
+from gateway.cache.replay import fresh_answer, replay_stream, stream_events
+from gateway.cache.service import BYPASS, Lookup
+from gateway.disconnect import DisconnectWatch
+from gateway.embedding import Vectors
+from gateway.pipeline import RequestContext
+from gateway.planning import classify
+from gateway.responses import json_response
+from gateway.runtime import Gateway
+from gateway.streaming import EventStreamResponse
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Cached:
+    ctx: RequestContext  # with the kNN difficulty vote when there is one
+    response: Response | None = None  # a hit, answered
+    capture: AnswerCapture | None = None  # a miss whose answer is to be stored
+    vector: Vectors | None = None  # the question's embedding, when the lookup made one
+
+
+async def cache_stage(
+    gateway: Gateway, ctx: RequestContext, headers: dict[str, str], watch: DisconnectWatch
+) -> Cached:
+    cached = await _lookup(gateway, ctx, headers, watch)
+    if cached.response is not None or gateway.caches.knn is None:
+        return cached
+    vote = await _knn_vote(gateway, ctx, cached)
+    return cached if vote is None else replace(cached, ctx=replace(ctx, difficulty_vote=vote))
+
+
+async def _knn_vote(gateway: Gateway, ctx: RequestContext, cached: Cached) -> float | None:
+    knn, request = gateway.caches.knn, ctx.request
+    route = ctx.policy.models.get(request.model)
+    if knn is None or route is None or not route.auto:
+        return None  # only the gateway's own routing choices use the difficulty score
+    vector = cached.vector
+    if vector is None:
+        text = query_text(request.endpoint, request.body)
+        vector = await gateway.caches.embed(text) if text else None
+    return None if vector is None else knn.vote(vector)
+
+
+async def _lookup(
+    gateway: Gateway, ctx: RequestContext, headers: dict[str, str], watch: DisconnectWatch
+) -> Cached:
+    cache = gateway.caches.cache
+    request = ctx.request
+    route = ctx.policy.models.get(request.model)
+    if cache is None or route is None:  # an unknown model is refused by the plan stage
+        headers["x-gateway-cache"] = "bypass"
+        return Cached(ctx)
+    started = gateway.clock()
+    # The route is part of the scope: a reload that points the model elsewhere starts afresh.
+    model = f"{request.model}@{route.pool or 'auto'}"
+    try:
+        lookup = await cache.lookup(request.endpoint, model, request.body, _scope_headers(ctx))
+    except Exception:
+        # A fault of the cache must cost a backend call, not the client's request.
+        log.exception("cache lookup failed; the request goes to a backend uncached")
+        gateway.metrics.cache_store_errors.labels("lookup").inc()
+        lookup = BYPASS
+    gateway.metrics.cache_lookup_seconds.observe(gateway.clock() - started)
+    gateway.metrics.cache_lookups.labels(lookup.status).inc()
+    headers["x-gateway-cache"] = lookup.status
+    if lookup.entry is None:
+        capture = cache.capture(lookup, request.endpoint)
+        return Cached(ctx, capture=capture, vector=lookup.vector)
+    return Cached(ctx, response=_answer(ctx, lookup, headers, watch))
+
+
+def _scope_headers(ctx: RequestContext) -> dict[str, str]:
+    """The headers the cache reads; with tenants in the policy, the tenant (not one of its
+    keys) is who an answer is shared within."""
+    headers = dict(ctx.headers)
+    if ctx.tenant is not None:
+        headers["authorization"] = f"tenant:{ctx.tenant}"
+    return headers
+
+
+def _answer(
+    ctx: RequestContext, lookup: Lookup, headers: dict[str, str], watch: DisconnectWatch
+) -> Response:
+    assert lookup.entry is not None
+    stored = lookup.entry.answer
+    if lookup.similarity is not None:
+        headers["x-gateway-cache-similarity"] = f"{lookup.similarity:.3f}"
+    answer = fresh_answer(
+        stored, model=ctx.request.model, created=int(time.time()), prompt_tokens=_prompt(ctx)
+    )
+    if not ctx.request.stream:
+        return json_response(answer, headers=headers)
+    options = ctx.request.body.get("stream_options")
+    usage = isinstance(options, dict) and bool(options.get("include_usage"))
+    events = stream_events(answer, include_usage=usage)
+    return EventStreamResponse(replay_stream(events), watch, headers)
+
+
+def _prompt(ctx: RequestContext) -> int:
+    # This request's own prompt: a semantic hit was asked in other words.
+    return classify(ctx).prompt_tokens

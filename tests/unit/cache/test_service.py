@@ -1,0 +1,112 @@
+"""ResponseCache with a stand-in encoder: exact, semantic, guard, token limit, slow embedder."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from prometheus_client import CollectorRegistry
+
+from gateway.cache.memory import MemoryStore
+from gateway.cache.service import ResponseCache
+from gateway.embedding import EmbedderSettings, EmbedderSlot
+from gateway.embedding.encoder import Vectors
+from gateway.metrics import GatewayMetrics
+from gateway.policy.schema import Cache, SemanticCache
+
+ANSWER = {
+    "object": "chat.completion",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "Use the reset link."},
+         "finish_reason": "stop"}
+    ],
+    "usage": {"prompt_tokens": 5, "completion_tokens": 20, "total_tokens": 25},
+}  # fmt: skip
+
+
+class WordEncoder:
+    """Bag of words on a fixed vocabulary: similar wording, similar vector."""
+
+    dim = 8
+    vocab = ("reset", "password", "my", "how", "not", "change", "email", "do")
+
+    def __init__(self) -> None:
+        self.gate: threading.Event | None = None
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        if self.gate is not None:
+            self.gate.wait(10)
+        out = []
+        for text in texts:
+            words = text.lower().replace("?", "").split()
+            v = np.array([float(w in words) for w in self.vocab], dtype=np.float32) + 1e-3
+            out.append(v / np.linalg.norm(v))
+        return np.stack(out)
+
+
+async def _cache(encoder: WordEncoder, **semantic: Any) -> ResponseCache:
+    slot = EmbedderSlot(EmbedderSettings(), loader=lambda _: encoder)
+    slot.start()
+    assert await slot.ready()
+    settings = Cache(enabled=True, semantic=SemanticCache(threshold=0.8, **semantic))
+    store = MemoryStore(ttl_s=60, max_entries=100, clock=lambda: 0.0)
+    cache = ResponseCache(settings, store, slot, GatewayMetrics(CollectorRegistry()))
+    await cache.start()
+    return cache
+
+
+def _body(text: str, **extra: Any) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}], "temperature": 0, **extra}
+
+
+async def _store(cache: ResponseCache, text: str) -> None:
+    lookup = await cache.lookup("chat", "fast", _body(text), {})
+    capture = cache.capture(lookup, "chat")
+    assert capture is not None
+    capture.whole(ANSWER)
+    await cache.settle()
+
+
+async def test_exact_then_semantic_then_guard_then_token_limit() -> None:
+    cache = await _cache(WordEncoder())
+    await _store(cache, "How do I reset my password?")
+    assert (
+        await cache.lookup("chat", "fast", _body("How do I reset my password?"), {})
+    ).status == "exact"
+    found = await cache.lookup("chat", "fast", _body("how reset my password"), {})
+    assert found.status == "semantic"
+    assert found.entry is not None
+    negated = await cache.lookup("chat", "fast", _body("How do I not reset my password?"), {})
+    assert negated.status == "miss"
+    short = await cache.lookup("chat", "fast", _body("how reset my password", max_tokens=10), {})
+    assert short.status == "miss"  # the stored answer is 20 tokens long
+    other_tenant = await cache.lookup(
+        "chat", "fast", _body("How do I reset my password?"), {"authorization": "Bearer b"}
+    )
+    assert other_tenant.status == "miss"
+    await cache.close()
+
+
+async def test_a_slow_embedder_means_a_miss_not_a_wait() -> None:
+    encoder = WordEncoder()
+    cache = await _cache(encoder, embed_timeout_s=0.05)
+    encoder.gate = threading.Event()
+    found = await cache.lookup("chat", "fast", _body("How do I reset my password?"), {})
+    assert (found.status, found.vector) == ("miss", None)
+    encoder.gate.set()
+    await cache.close()
+
+
+async def test_bypass_and_refresh() -> None:
+    cache = await _cache(WordEncoder())
+    await _store(cache, "How do I reset my password?")
+    body = _body("How do I reset my password?")
+    bypass = await cache.lookup("chat", "fast", body, {"x-gateway-cache": "bypass"})
+    assert bypass.status == "bypass"
+    assert cache.capture(bypass, "chat") is None
+    refresh = await cache.lookup("chat", "fast", body, {"x-gateway-cache": "refresh"})
+    assert refresh.status == "miss"
+    assert cache.capture(refresh, "chat") is not None
+    await cache.close()
