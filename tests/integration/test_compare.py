@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import socket
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 import loadtests.compare as compare
 from loadtests.loadgen.processes import running
+from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD = ROOT / "loadtests" / "workloads" / "easy_hard_mix.yaml"
@@ -33,12 +33,6 @@ groups:
     replicas: 1
     base_port: {port}
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _sessions_alive(session_ids: set[int]) -> list[int]:
@@ -70,10 +64,10 @@ def test_compare_runs_direct_and_gateway(
 
     monkeypatch.setattr(compare, "running", spied)
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(FLEET.format(port=_free_port()))
+    fleet.write_text(FLEET.format(port=free_port()))
     out = tmp_path / "out"
     argv = ["--fleet", str(fleet), "--workload", str(WORKLOAD), "--out", str(out)]
-    argv += ["--gateway-port", str(_free_port()), "--rate", "3", "--duration", "3"]
+    argv += ["--gateway-port", str(free_port()), "--rate", "3", "--duration", "3"]
     assert compare.main([*argv, "--no-plots", "--startup-timeout", "30"]) == 0
 
     assert len(children) == 3  # fleet (direct), fleet + gateway (gateway run)

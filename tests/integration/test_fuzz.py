@@ -12,8 +12,6 @@ error OpenAI-shaped, and the gateway healthy and serving afterwards.
 from __future__ import annotations
 
 import json
-import subprocess
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +26,7 @@ from hypothesis import strategies as st
 from gateway.openapi import openapi_document
 from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process
+from tests.support.processes import free_port, gateway_process, wait_ready
 from tests.support.security import TENANT_A_KEY, tenants_yaml
 from tests.support.servers import serve
 
@@ -152,22 +150,8 @@ def fuzz_gateway(tmp_path: Path) -> Iterator[str]:
         args = ["serve", "--policy", str(path), "--port", str(port), "--log-level", "warning"]
         with gateway_process(args) as proc:
             url = f"http://127.0.0.1:{port}"
-            _wait_ready(url, proc)
+            wait_ready(url, proc)
             yield url
-
-
-def _wait_ready(url: str, proc: subprocess.Popen[str]) -> None:
-    # The child logs at warning level only, so ask it: connection refused until it listens.
-    with httpx.Client(transport=httpx.HTTPTransport(retries=50)) as http:
-        for _ in range(100):
-            assert proc.poll() is None, "gateway exited"
-            try:
-                if http.get(url + "/readyz").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            threading.Event().wait(0.1)  # start-up, not a test assertion on time
-    raise AssertionError("gateway never became ready")
 
 
 def _check(response: httpx.Response) -> None:

@@ -10,7 +10,6 @@ guard in ``tests/conftest.py`` does the same for the in-process servers of the w
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from gateway.security.keys import hash_key
 from loadtests.fake_upstream import FakeLog
 from tests.support.log_guard import leaked
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process
+from tests.support.processes import free_port, gateway_process, wait_ready
 from tests.support.security import (
     ADMIN_KEY,
     CANARIES,
@@ -53,21 +52,8 @@ def served(
     args = ["serve", "--policy", str(path), "--port", str(port), "--log-level", "debug"]
     with gateway_process(args) as proc:
         url = f"http://127.0.0.1:{port}"
-        _wait_ready(url, proc)
+        wait_ready(url, proc)
         yield url, proc, path
-
-
-def _wait_ready(url: str, proc: subprocess.Popen[str]) -> None:
-    with httpx.Client() as http:
-        for _ in range(100):
-            assert proc.poll() is None, "gateway exited"
-            try:
-                if http.get(url + "/readyz").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            threading.Event().wait(0.1)  # start-up, not a test assertion on time
-    raise AssertionError("gateway never became ready")
 
 
 def _exercise(url: str, path: Path) -> str:

@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from loadtests import prefix_routing
+from tests.support.processes import free_port
 
 FLEET = """\
 speed: 20
@@ -28,9 +29,7 @@ groups:
 def _free_ports(n: int) -> int:
     """A base port with ``n`` free ports after it (checked, not reserved)."""
     for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = int(s.getsockname()[1])
+        base = free_port()
         if base + n < 65535 and all(_free(base + i) for i in range(n)):
             return base
     raise RuntimeError("no run of free ports")
@@ -51,7 +50,7 @@ def test_bench_runs_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[st
     fleet.write_text(FLEET.format(port=_free_ports(2)))
     out = tmp_path / "out"
     argv = ["--fleet", str(fleet), "--out", str(out), "--runs", "round_robin,rewrite_on"]
-    argv += ["--rate", "4", "--duration", "3", "--gateway-port", str(_free_ports(1))]
+    argv += ["--rate", "4", "--duration", "3", "--gateway-port", str(free_port())]
     assert prefix_routing.main(argv) == 0
 
     rows = orjson.loads((out / "summary.json").read_bytes())

@@ -6,8 +6,11 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+
+import httpx2 as httpx
 
 
 def free_port() -> int:
@@ -48,3 +51,17 @@ def gateway_process(args: Sequence[str]) -> Iterator[subprocess.Popen[str]]:
             except subprocess.TimeoutExpired:
                 proc.kill()
         proc.wait(timeout=15)
+
+
+def wait_ready(url: str, proc: subprocess.Popen[str]) -> None:
+    """Until the gateway at ``url`` answers ``/readyz`` with 200 (it may log nothing)."""
+    with httpx.Client(transport=httpx.HTTPTransport(retries=50)) as http:
+        for _ in range(100):
+            assert proc.poll() is None, "gateway exited"
+            try:
+                if http.get(url + "/readyz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass  # not listening yet
+            threading.Event().wait(0.1)  # start-up, not a test assertion on time
+    raise AssertionError("gateway never became ready")
