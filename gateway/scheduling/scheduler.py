@@ -117,25 +117,25 @@ class Scheduler:
         matches: Mapping[str, float],
     ) -> int:
         weights = state.settings.weights
-        names = [c.name for c in candidates]
         loads = [c.inflight + c.load.waiting for c in candidates]
         totals = [0.0] * len(candidates)
-        parts: list[tuple[float, list[float]]] = [
-            (weights.queue, scorers.queue_scores(loads)),
-            (weights.kv_cache, scorers.kv_scores([c.load.kv_usage for c in candidates])),
-            (weights.latency, scorers.latency_scores([c.ttft_ewma for c in candidates])),
-        ]
-        if weights.prefix:
-            prefix = [matches[n] for n in names]
+        # Each scorer runs only with a weight, and prefix only when the prompt has blocks.
+        if weights.queue:
+            _add(totals, weights.queue, scorers.queue_scores(loads))
+        if weights.kv_cache:
+            usages = [c.load.kv_usage for c in candidates]
+            _add(totals, weights.kv_cache, scorers.kv_scores(usages))
+        if weights.latency:
+            ewmas = [c.ttft_ewma for c in candidates]
+            _add(totals, weights.latency, scorers.latency_scores(ewmas))
+        if weights.prefix and any(matches.values()):
+            prefix = [matches[c.name] for c in candidates]
             guard = state.settings.imbalance_guard
-            parts.append((weights.prefix, scorers.prefix_scores(prefix, loads, guard)))
+            _add(totals, weights.prefix, scorers.prefix_scores(prefix, loads, guard))
         if weights.session and facts.session is not None:
             sticky = state.sessions.get(facts.session)
-            parts.append((weights.session, scorers.session_scores(names, sticky)))
-        for weight, scores in parts:
-            if weight:
-                for i, score in enumerate(scores):
-                    totals[i] += weight * score
+            names = [c.name for c in candidates]
+            _add(totals, weights.session, scorers.session_scores(names, sticky))
         return best(totals, state.rng)
 
     def _new(self, settings: Scheduling) -> _PoolState:
@@ -145,6 +145,11 @@ class Scheduler:
             TtlLru(settings.max_sessions, settings.session_ttl_s, self._clock),
             random.Random(settings.seed),
         )
+
+
+def _add(totals: list[float], weight: float, scores: Sequence[float]) -> None:
+    for i, score in enumerate(scores):
+        totals[i] += weight * score
 
 
 def _user_field(request: ParsedRequest) -> str | None:
