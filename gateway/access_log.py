@@ -51,7 +51,9 @@ class BackgroundWriter(logging.Handler):
     Why: a write to a pipe or terminal that nobody drains blocks, and a blocking write on the
     event loop stalls every request. ``emit`` (on the loop) only enqueues; when the writer
     falls behind by ``max_queued`` lines, lines are dropped (and counted) rather than waited
-    for. ``close`` flushes for at most ``timeout_s``: a stalled stream cannot hold up exit.
+    for. ``stop`` flushes for at most ``timeout_s``: a stalled stream cannot hold up exit.
+    ``close`` leaves the thread running: ``logging.config.dictConfig`` (uvicorn's start-up)
+    closes every existing handler, and this one must outlive that.
     """
 
     def __init__(self, stream: IO[str], max_queued: int = 10_000) -> None:
@@ -68,14 +70,12 @@ class BackgroundWriter(logging.Handler):
         except queue.Full:
             self.dropped += 1
 
-    def close(self, timeout_s: float = 2.0) -> None:
+    def stop(self, timeout_s: float = 2.0) -> None:
         try:
             self._lines.put(None, timeout=timeout_s)
         except queue.Full:
-            pass  # the writer is stuck on its stream: nothing more can be flushed
-        else:
-            self._thread.join(timeout_s)
-        super().close()
+            return  # the writer is stuck on its stream: nothing more can be flushed
+        self._thread.join(timeout_s)
 
     def _run(self) -> None:
         while (line := self._lines.get()) is not None:

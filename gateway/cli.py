@@ -124,7 +124,7 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     try:
         _run_uvicorn(app, policy, host=host, port=port, log_level=log_level)
     finally:
-        access.close()
+        access.stop()
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import httpx2 as httpx
 import openai
@@ -10,6 +11,8 @@ import orjson
 import pytest
 
 from gateway.access_log import ACCESS_LOGGER
+from tests.support.policies import single_pool
+from tests.support.processes import free_port, gateway_process, read_until
 
 SECRET_PROMPT = "my secret prompt text 7d1f"
 
@@ -69,3 +72,18 @@ def test_latency_histograms_by_length_class(gateway: str, client: openai.OpenAI)
         assert f"gateway_time_to_first_token_seconds_count{{{labels}}} 1.0" in metrics
         assert f"gateway_time_per_output_token_seconds_count{{{labels}}} 1.0" in metrics
         assert f"gateway_request_duration_seconds_count{{{labels}}} 1.0" in metrics
+
+
+def test_serve_prints_access_lines_on_stdout(upstream: str, tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(single_pool(upstream))
+    port = free_port()
+    with gateway_process(["serve", "--policy", str(path), "--port", str(port)]) as proc:
+        read_until(proc, "Uvicorn running on")
+        base = f"http://127.0.0.1:{port}"
+        body = {"model": "fast", "messages": [{"role": "user", "content": SECRET_PROMPT}]}
+        assert httpx.post(base + "/v1/chat/completions", json=body).status_code == 200
+        line = read_until(proc, '"status":200')
+    fields = orjson.loads(line)
+    assert (fields["model"], fields["backend"], fields["tokens_out"]) == ("fast", "small-0", 5)
+    assert SECRET_PROMPT not in line

@@ -30,7 +30,7 @@ def test_lines_reach_the_stream_in_order() -> None:
     writer = BackgroundWriter(stream)
     for i in range(100):
         writer.emit(_record(f'{{"n": {i}}}'))
-    writer.close()
+    writer.stop()
     assert stream.getvalue().splitlines() == [f'{{"n": {i}}}' for i in range(100)]
 
 
@@ -40,7 +40,7 @@ def test_a_stuck_stream_drops_lines_instead_of_blocking() -> None:
     for i in range(50):  # returns at once: the writer thread holds one, ten wait, rest drop
         writer.emit(_record(str(i)))
     assert writer.dropped >= 50 - 11
-    writer.close(timeout_s=0.05)  # cannot flush a stuck stream, and does not hang
+    writer.stop(timeout_s=0.05)  # cannot flush a stuck stream, and does not hang
     stream.release.set()
 
 
@@ -49,7 +49,21 @@ def test_write_in_background_routes_a_logger() -> None:
     logger = logging.getLogger("test.access.writer")
     writer = write_in_background(logger, stream)
     logger.info('{"id": "x"}')
-    writer.close()
+    writer.stop()
     logger.removeHandler(writer)
     assert stream.getvalue() == '{"id": "x"}\n'
     assert logger.propagate is False
+
+
+def test_survives_logging_reconfiguration() -> None:
+    # uvicorn's start-up runs dictConfig, which closes every handler that exists.
+    import logging.config
+
+    stream = io.StringIO()
+    logger = logging.getLogger("test.access.reconfigured")
+    writer = write_in_background(logger, stream)
+    logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
+    logger.info("after")
+    writer.stop()
+    logger.removeHandler(writer)
+    assert stream.getvalue() == "after\n"
