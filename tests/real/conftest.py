@@ -1,0 +1,78 @@
+"""Fixtures for the suites against real inference servers (see ``loadtests/real``).
+
+llama.cpp's server is set up by ``.ci/test`` (``python -m loadtests.real llamacpp setup``);
+without that cache the llama.cpp tests are skipped, except under CI (``CI`` set), where a
+missing backend is an error. vLLM's suite runs only with ``LATENCY_GATEWAY_VLLM=1``
+(``bash .ci/real-vllm``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gateway.app import build_app
+from gateway.policy import load_policy_text
+from loadtests.real.cache import cache_root
+from loadtests.real.launch import llamacpp_ready, llamacpp_server
+from loadtests.real.llamacpp import ServeOptions
+from loadtests.real.model import SERVED_NAME
+from tests.support.processes import free_port
+from tests.support.servers import serve
+
+SLOTS = 4
+
+
+@pytest.fixture(scope="session")
+def cache() -> Path:
+    return cache_root()
+
+
+@pytest.fixture(scope="session")
+def llamacpp(cache: Path) -> Iterator[str]:
+    """Base URL of one llama.cpp server for the whole session (4 slots, 2 threads)."""
+    if not llamacpp_ready(cache):
+        message = f"llama.cpp is not set up in {cache}: python -m loadtests.real llamacpp setup"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    options = ServeOptions(port=free_port(), served_name=SERVED_NAME, parallel=SLOTS)
+    with llamacpp_server(cache, options) as url:
+        yield url
+
+
+def real_policy(url: str, engine: str, *, inflight: int = SLOTS, max_queue: int = 16) -> str:
+    """One real backend in pool ``cpu``, public model ``gemma``; the pool admits ``inflight``
+    at once and queues ``max_queue`` more; load is scraped every 0.2 s."""
+    return f"""
+backends:
+  - name: real-0
+    url: {url}
+    engine: {engine}
+    model: {SERVED_NAME}
+    pool: cpu
+    max_inflight: {inflight}
+models:
+  gemma: {{pool: cpu}}
+pools:
+  cpu:
+    timeouts: {{connect_s: 5, first_token_s: 120, idle_s: 60, total_s: 300}}
+    retry: {{attempts: 1}}
+    admission:
+      max_queue: {max_queue}
+      max_wait_s: 3600
+health: {{interval_s: 1, timeout_s: 5, scrape_interval_s: 0.2}}
+server: {{access_log: false}}
+"""
+
+
+@pytest.fixture
+def llamacpp_gateway(llamacpp: str) -> Iterator[str]:
+    """A gateway in front of the session's llama.cpp server (engine ``llamacpp``) whose pool
+    admits as many requests as the server has slots and queues one more."""
+    policy = load_policy_text(real_policy(llamacpp, "llamacpp", max_queue=1))
+    with serve(build_app(policy)) as url:
+        yield url
