@@ -9,9 +9,10 @@ missing backend is an error. vLLM's suite runs only with ``LATENCY_GATEWAY_VLLM=
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx2 as httpx
 import pytest
 
 from gateway.app import build_app
@@ -76,3 +77,9 @@ def llamacpp_gateway(llamacpp: str) -> Iterator[str]:
     policy = load_policy_text(real_policy(llamacpp, "llamacpp", max_queue=1))
     with serve(build_app(policy)) as url:
         yield url
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(timeout=120) as client:
+        yield client
