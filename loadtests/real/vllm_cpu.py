@@ -12,8 +12,8 @@ Serving: ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm serve`` en
 looks for a package named ``vllm``) with ``--enable-prefix-caching``, ``--max-model-len``
 (4096), ``--dtype bfloat16``, ``--chat-template`` and the served name; environment
 ``VLLM_CPU_KVCACHE_SPACE`` (GiB of KV cache, 2), ``VLLM_CPU_OMP_THREADS_BIND`` (``0-1``),
-``VLLM_CPU_NUM_OF_RESERVED_CPU=0``, and offline Hugging Face access. Start-up takes minutes
-(compilation warm-up), so the health wait is long.
+``VLLM_CPU_NUM_OF_RESERVED_CPU=0``, optionally ``--max-num-seqs``, and offline Hugging Face
+access. Start-up takes minutes (compilation warm-up), so the health wait is long.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class VllmOptions:
     max_model_len: int = 4096
     kv_cache_gib: int = 2
     cpus: str = "0-1"
+    max_num_seqs: int | None = None  # None: vLLM's default
 
 
 def venv_python(root: Path) -> Path:
@@ -118,6 +119,7 @@ def server_argv(python: Path, folder: Path, template: Path, options: VllmOptions
         "bfloat16",
         "--chat-template",
         str(template),
+        *([] if options.max_num_seqs is None else ["--max-num-seqs", str(options.max_num_seqs)]),
     ]
 
 

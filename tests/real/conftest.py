@@ -21,6 +21,7 @@ from loadtests.real.cache import cache_root
 from loadtests.real.launch import llamacpp_ready, llamacpp_server
 from loadtests.real.llamacpp import ServeOptions
 from loadtests.real.model import SERVED_NAME
+from loadtests.real.vllm_cpu import VllmOptions, vllm_server
 from tests.support.processes import free_port
 from tests.support.servers import serve
 
@@ -83,3 +84,21 @@ def llamacpp_gateway(llamacpp: str) -> Iterator[str]:
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=120) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def vllm(cache: Path) -> Iterator[str]:
+    """Base URL of one real vLLM (CPU) server for the session, running at most 4 sequences
+    at once (so 4 long streams fill it, like llama.cpp's slots). Opt-in."""
+    if os.environ.get("LATENCY_GATEWAY_VLLM") != "1":
+        pytest.skip("opt-in: bash .ci/real-vllm (sets LATENCY_GATEWAY_VLLM=1)")
+    options = VllmOptions(port=free_port(), served_name=SERVED_NAME, max_num_seqs=SLOTS)
+    with vllm_server(cache, options) as url:
+        yield url
+
+
+@pytest.fixture
+def vllm_gateway(vllm: str) -> Iterator[str]:
+    policy = load_policy_text(real_policy(vllm, "vllm", max_queue=1))
+    with serve(build_app(policy)) as url:
+        yield url

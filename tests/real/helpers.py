@@ -166,9 +166,11 @@ async def fill_queue_then_shed(
     return queued
 
 
-async def hold(http: httpx.AsyncClient, gateway: str, opened: list[int]) -> None:
+async def hold(
+    http: httpx.AsyncClient, gateway: str, opened: list[int], model: str = PUBLIC
+) -> None:
     """A long stream, read to its end (or until cancelled)."""
-    body = chat_body(filler(10), stream=True, **LONG)
+    body = {**chat_body(filler(10), stream=True, **LONG), "model": model}
     async with http.stream("POST", gateway + CHAT, json=body) as response:
         opened.append(response.status_code)
         async for _ in response.aiter_raw():
