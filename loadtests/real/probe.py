@@ -32,15 +32,19 @@ async def busy_slots(http: httpx.AsyncClient, url: str) -> int:
 
 
 async def metrics(http: httpx.AsyncClient, url: str) -> dict[str, float]:
-    """Every sample of ``url/metrics``, summed over labels, by full sample name; and by
-    ``name{label="value",...}`` too, for picking one series."""
+    """Every sample of ``url/metrics`` by sample name, summed over labels; also by
+    ``name{label="value",...}`` with all its labels (sorted), and by ``name{label="value"}``
+    for each single label, summed over the others."""
     response = await http.get(url + "/metrics")
     response.raise_for_status()
     totals: dict[str, float] = {}
     for family in text_string_to_metric_families(response.text):
         for sample in family.samples:
             totals[sample.name] = totals.get(sample.name, 0.0) + float(sample.value)
-            if sample.labels:
+            for key, value in sample.labels.items():
+                one = f'{sample.name}{{{key}="{value}"}}'
+                totals[one] = totals.get(one, 0.0) + float(sample.value)
+            if len(sample.labels) > 1:
                 labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
                 totals[f"{sample.name}{{{labels}}}"] = float(sample.value)
     return totals

@@ -44,7 +44,9 @@ gguf = Path(sys.argv[1])
 out = sys.argv[2]
 tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
 model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
-# Loaded from GGUF the config still says it is GGUF-quantised; the saved weights are not.
+# Loaded from GGUF, the weights are dequantised but the model still says it is GGUF-quantised
+# (and refuses to save): clear the quantiser and its config.
+model.hf_quantizer = None
 if hasattr(model.config, "quantization_config"):
     del model.config.quantization_config
 model.save_pretrained(out)

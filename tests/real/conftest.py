@@ -46,9 +46,11 @@ def llamacpp(cache: Path) -> Iterator[str]:
         yield url
 
 
-def real_policy(url: str, engine: str, *, inflight: int = SLOTS, max_queue: int = 16) -> str:
+def real_policy(
+    url: str, engine: str, *, inflight: int = SLOTS, max_queue: int = 16, scrape_s: float = 0.2
+) -> str:
     """One real backend in pool ``cpu``, public model ``gemma``; the pool admits ``inflight``
-    at once and queues ``max_queue`` more; load is scraped every 0.2 s."""
+    at once and queues ``max_queue`` more; load is scraped every ``scrape_s``."""
     return f"""
 backends:
   - name: real-0
@@ -66,7 +68,7 @@ pools:
     admission:
       max_queue: {max_queue}
       max_wait_s: 3600
-health: {{interval_s: 1, timeout_s: 5, scrape_interval_s: 0.2}}
+health: {{interval_s: 2, timeout_s: 5, scrape_interval_s: {scrape_s}}}
 server: {{access_log: false}}
 """
 
@@ -74,8 +76,10 @@ server: {{access_log: false}}
 @pytest.fixture
 def llamacpp_gateway(llamacpp: str) -> Iterator[str]:
     """A gateway in front of the session's llama.cpp server (engine ``llamacpp``) whose pool
-    admits as many requests as the server has slots and queues one more."""
-    policy = load_policy_text(real_policy(llamacpp, "llamacpp", max_queue=1))
+    admits as many requests as the server has slots and queues one more. It reads the load
+    every 2 s: more often, llama.cpp would not notice clients that leave before their first
+    token or during a whole answer (see test_llamacpp.QUIET_POLL_S)."""
+    policy = load_policy_text(real_policy(llamacpp, "llamacpp", max_queue=1, scrape_s=2.0))
     with serve(build_app(policy)) as url:
         yield url
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2 as httpx
 import openai
+import orjson
 
 from loadtests.real.probe import metrics, wait_for
 from loadtests.real.prompts import filler
@@ -73,29 +74,29 @@ async def cancellations(http: httpx.AsyncClient, gateway: str, phase: str) -> fl
 
 
 async def leave_during(
-    http: httpx.AsyncClient,
     body: dict[str, Any],
     gateway: str,
     reached: Callable[[], Awaitable[bool]],
+    *,
+    poll_s: float = 0.05,
 ) -> None:
-    """Send ``body`` (streamed or not), wait until the server is in the phase ``reached``
-    tells, then leave (the connection closes)."""
-
-    async def send() -> None:
-        if body.get("stream"):
-            async with http.stream("POST", gateway + CHAT, json=body) as response:
-                async for _ in response.aiter_raw():
-                    pass
-        else:
-            await http.post(gateway + CHAT, json=body)
-
-    task = asyncio.create_task(send())
+    """Send ``body`` (streamed or not) on a raw connection, wait until the server is in the
+    phase ``reached`` tells, then close the connection: a client that leaves."""
+    host, port = gateway.removeprefix("http://").split(":")
+    _, writer = await asyncio.open_connection(host, int(port))
+    payload = orjson.dumps(body)
+    head = (
+        f"POST {CHAT} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(payload)}\r\n\r\n"
+    )
+    writer.write(head.encode() + payload)
+    await writer.drain()
     try:
-        await wait_for(reached, bool, timeout_s=60)
+        await wait_for(reached, bool, timeout_s=60, poll_s=poll_s)
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
 
 
 async def leave_after_first_token(http: httpx.AsyncClient, gateway: str) -> None:

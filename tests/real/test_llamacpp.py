@@ -62,12 +62,28 @@ async def in_slot(http: httpx.AsyncClient, url: str, *, decoded: bool) -> bool:
     )
 
 
+# llama.cpp looks at a waiting client's connection only after a second in which no result of
+# any task arrived (HTTP_POLLING_SECONDS in its server-context.cpp; the wait restarts on every
+# result): requests to /slots or /metrics at a shorter interval hide a departure during
+# prefill or a whole answer. So those phases are polled at this interval, and the gateway
+# scrapes llama.cpp every 2 s (conftest.py).
+QUIET_POLL_S = 1.5
+
+
 async def assert_slot_freed(
-    http: httpx.AsyncClient, url: str, gateway: str, phase: str, before: float, bound_s: float
+    http: httpx.AsyncClient,
+    url: str,
+    gateway: str,
+    phase: str,
+    before: float,
+    bound_s: float,
+    poll_s: float = 0.05,
 ) -> float:
     """Every slot idle soon after the client left, far fewer tokens made than asked for, and
     the gateway counted the cancellation in ``phase``; the seconds until the slot was free."""
-    took = await wait_for(lambda: busy_slots(http, url), lambda n: n == 0, timeout_s=bound_s)
+    took = await wait_for(
+        lambda: busy_slots(http, url), lambda n: n == 0, timeout_s=bound_s, poll_s=poll_s
+    )
     made = await predicted(http, url) - before
     assert made < LONG["max_tokens"] / 2, made
     await wait_for(lambda: cancellations(http, gateway, phase), lambda n: n == 1, timeout_s=2)
@@ -79,9 +95,10 @@ async def test_leaving_during_prefill_frees_the_slot(
 ) -> None:
     before = await predicted(http, llamacpp)
     body = chat_body(filler(1400), stream=True, **LONG)
-    await leave_during(http, body, llamacpp_gateway, lambda: in_slot(http, llamacpp, decoded=False))
-    # The server looks at cancellations between prompt batches.
-    await assert_slot_freed(http, llamacpp, llamacpp_gateway, "first_token", before, bound_s=15)
+    await leave_during(body, llamacpp_gateway, lambda: in_slot(http, llamacpp, decoded=False))
+    await assert_slot_freed(
+        http, llamacpp, llamacpp_gateway, "first_token", before, 20, poll_s=QUIET_POLL_S
+    )
 
 
 async def test_leaving_a_stream_frees_the_slot(
@@ -98,8 +115,10 @@ async def test_leaving_a_whole_answer_frees_the_slot(
 ) -> None:
     before = await predicted(http, llamacpp)
     body = chat_body(filler(20), **LONG)
-    await leave_during(http, body, llamacpp_gateway, lambda: in_slot(http, llamacpp, decoded=True))
-    await assert_slot_freed(http, llamacpp, llamacpp_gateway, "non_streaming", before, bound_s=5)
+    await leave_during(body, llamacpp_gateway, lambda: in_slot(http, llamacpp, decoded=True))
+    await assert_slot_freed(
+        http, llamacpp, llamacpp_gateway, "non_streaming", before, 10, poll_s=QUIET_POLL_S
+    )
 
 
 async def test_rewriting_lets_the_server_reuse_the_prefix(
@@ -133,7 +152,7 @@ async def test_full_slots_queue_then_shed_and_load_is_scraped(
         await wait_for(
             lambda: metrics(http, llamacpp_gateway),
             lambda m: m.get('gateway_backend_running{backend="real-0"}') == 4.0,
-            timeout_s=5,
+            timeout_s=10,
         )
         queued = await fill_queue_then_shed(http, llamacpp_gateway, holders)
         await leave_queue(http, llamacpp_gateway, queued)

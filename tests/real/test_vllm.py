@@ -91,7 +91,7 @@ async def test_leaving_during_prefill_is_aborted(
         return await running(http, vllm) == 1 and tokens == before[0]
 
     body = chat_body(filler(3400), stream=True, **LONG)
-    await leave_during(http, body, vllm_gateway, prefilling)
+    await leave_during(body, vllm_gateway, prefilling)
     await assert_aborted(http, vllm, vllm_gateway, "first_token", before)
 
 
@@ -112,7 +112,7 @@ async def test_leaving_a_whole_answer_is_aborted(
         tokens, _ = await counters(http, vllm)
         return tokens > before[0]
 
-    await leave_during(http, chat_body(filler(20), **LONG), vllm_gateway, decoding)
+    await leave_during(chat_body(filler(20), **LONG), vllm_gateway, decoding)
     await assert_aborted(http, vllm, vllm_gateway, "non_streaming", before)
 
 
