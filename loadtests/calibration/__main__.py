@@ -1,7 +1,8 @@
 """Calibrate the simulator against real vLLM (CPU build) on the same workload.
 
 ``python -m loadtests.calibration real --out FILE.json`` starts the real vLLM server (set up
-from the cache, see ``loadtests/real``) and measures the workload (``workload.py``);
+from the cache, see ``loadtests/real``; ``--url`` measures one already running) and measures
+the workload (``workload.py``);
 ``... fit --real FILE.json`` prints the step-time coefficients fitted to it (``fit.py``);
 ``... sim --profile NAME --real FILE.json --out SIM.json --table TABLE.md`` starts the
 simulator with that profile (real time, vLLM personality), measures the same workload and
@@ -30,7 +31,9 @@ from loadtests.real.vllm_cpu import VllmOptions, vllm_server
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     plan = Plan(rounds=args.rounds)
-    if args.command == "real":
+    if args.command == "real" and args.url:
+        _write(args.out, asyncio.run(measure(args.url, SERVED_NAME, plan)))
+    elif args.command == "real":
         options = VllmOptions(port=free_port(), served_name=SERVED_NAME)
         with vllm_server(cache_root(), options) as url:
             _write(args.out, asyncio.run(measure(url, SERVED_NAME, plan)))
@@ -67,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", default="gemma-3-270m-vllm-cpu")
     parser.add_argument("--table", default="loadtests/calibration/gemma-3-270m-vllm-cpu.md")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--url", help="real: measure this running server instead")
     return parser
 
 

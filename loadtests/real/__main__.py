@@ -37,7 +37,10 @@ def main(argv: list[str] | None = None) -> None:
         with llamacpp_server(root, options) as url:
             _serve_until_interrupted(url, started)
     else:
-        with vllm_server(root, VllmOptions(port=args.port, served_name=SERVED_NAME)) as url:
+        vllm_options = VllmOptions(
+            port=args.port, served_name=SERVED_NAME, max_num_seqs=args.max_num_seqs
+        )
+        with vllm_server(root, vllm_options) as url:
             _serve_until_interrupted(url, started)
 
 
@@ -65,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("action", choices=["setup", "serve"])
     parser.add_argument("--port", type=int, default=8091)
     parser.add_argument("--parallel", type=int, default=4, help="llama.cpp slots")
+    parser.add_argument("--max-num-seqs", type=int, default=None, help="vLLM: at once")
     return parser
 
 

@@ -3,7 +3,8 @@
 llama.cpp's server is set up by ``.ci/test`` (``python -m loadtests.real llamacpp setup``);
 without that cache the llama.cpp tests are skipped, except under CI (``CI`` set), where a
 missing backend is an error. vLLM's suite runs only with ``LATENCY_GATEWAY_VLLM=1``
-(``bash .ci/real-vllm``).
+(``bash .ci/real-vllm``); ``LATENCY_GATEWAY_VLLM_URL`` points it at a vLLM already running
+(``python -m loadtests.real vllm serve --max-num-seqs 4``).
 """
 
 from __future__ import annotations
@@ -96,6 +97,10 @@ def vllm(cache: Path) -> Iterator[str]:
     at once (so 4 long streams fill it, like llama.cpp's slots). Opt-in."""
     if os.environ.get("LATENCY_GATEWAY_VLLM") != "1":
         pytest.skip("opt-in: bash .ci/real-vllm (sets LATENCY_GATEWAY_VLLM=1)")
+    running = os.environ.get("LATENCY_GATEWAY_VLLM_URL")
+    if running:  # a server started apart, with --max-num-seqs 4 (saves minutes of start-up)
+        yield running
+        return
     options = VllmOptions(port=free_port(), served_name=SERVED_NAME, max_num_seqs=SLOTS)
     with vllm_server(cache, options) as url:
         yield url
