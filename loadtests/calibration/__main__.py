@@ -6,7 +6,8 @@ the workload (``workload.py``);
 ``... fit --real FILE.json`` prints the step-time coefficients fitted to it (``fit.py``);
 ``... sim --profile NAME --real FILE.json --out SIM.json --table TABLE.md`` starts the
 simulator with that profile (real time, vLLM personality), measures the same workload and
-writes the comparison table (``table.py``). ``--rounds`` requests per worker and cell.
+writes the comparison table (``table.py``). ``--rounds`` requests per worker and cell,
+``--passes`` times over the whole workload.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from loadtests.real.vllm_cpu import VllmOptions, vllm_server
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
-    plan = Plan(rounds=args.rounds)
+    plan = Plan(rounds=args.rounds, passes=args.passes)
     if args.command == "real" and args.url:
         _write(args.out, asyncio.run(measure(args.url, SERVED_NAME, plan)))
     elif args.command == "real":
@@ -70,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", default="gemma-3-270m-vllm-cpu")
     parser.add_argument("--table", default="loadtests/calibration/gemma-3-270m-vllm-cpu.md")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--url", help="real: measure this running server instead")
     return parser
 

@@ -5,7 +5,8 @@ a nonce that defeats the prefix cache) at every concurrency in ``concurrencies``
 loop: ``concurrency`` workers each send ``rounds`` streaming ``/v1/completions`` requests of
 ``max_tokens`` tokens (``ignore_eos``), one after the other, after one unmeasured warm-up
 request per cell. One more cell measures prefix hits: the same prompt of ``hit_length`` words
-(no nonce) sent ``rounds + 1`` times in a row, the first one unmeasured.
+(no nonce) sent ``rounds + 1`` times in a row, the first one unmeasured. The whole list of
+cells is run ``passes`` times.
 
 Per request: TTFT (request sent to first non-empty text), TPOT ((last token - first token) /
 (tokens - 1), tokens from the usage chunk) and the prompt tokens the server counted. Per cell:
@@ -33,6 +34,7 @@ class Plan:
     rounds: int = 3
     max_tokens: int = 32
     hit_length: int = 1024
+    passes: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,15 +125,17 @@ def cells(plan: Plan) -> list[Cell]:
 
 
 async def measure(url: str, model: str, plan: Plan) -> list[dict[str, Any]]:
-    """Every cell of ``plan`` against the server at ``url``, one cell after the other."""
+    """Every cell of ``plan`` against the server at ``url``, one cell after the other, the
+    whole list ``plan.passes`` times (samples pooled per cell, so that a burst of load on a
+    shared machine lands on a part of each cell's samples, not on a whole cell)."""
     async with httpx.AsyncClient(timeout=600) as http:
-        done = []
-        for cell in cells(plan):
-            measured = await measure_cell(http, url, model, plan, cell)
-            print(
-                f"{cell.name}: TTFT p50 {measured.p50('ttft_s') * 1000:.0f} ms, "
-                f"TPOT p50 {measured.p50('tpot_s') * 1000:.1f} ms",
-                flush=True,
-            )
-            done.append(measured.summary())
-        return done
+        grid = cells(plan)
+        for _ in range(plan.passes):
+            for cell in grid:
+                await measure_cell(http, url, model, plan, cell)
+                print(
+                    f"{cell.name}: TTFT p50 {cell.p50('ttft_s') * 1000:.0f} ms, "
+                    f"TPOT p50 {cell.p50('tpot_s') * 1000:.1f} ms ({len(cell.samples)})",
+                    flush=True,
+                )
+        return [cell.summary() for cell in grid]
