@@ -134,7 +134,7 @@ async def test_rewriting_lets_the_server_reuse_the_prefix(
     raw_reused, raw_s, reused_tokens, rewritten_s = await prefix_reuse(
         http, llamacpp_gateway, uuid.uuid4().hex, reused
     )
-    assert raw_reused < 30, raw_reused  # the chat template's opening and the nonce, at most
+    assert raw_reused < 64, raw_reused  # the chat template's opening, the nonce, the date
     assert reused_tokens > 500, reused_tokens
     assert rewritten_s < raw_s / 2, (rewritten_s, raw_s)
 

@@ -125,7 +125,7 @@ async def test_rewriting_lets_vllm_reuse_the_prefix(
     raw_reused, raw_s, reused_tokens, rewritten_s = await prefix_reuse(
         http, vllm_gateway, uuid.uuid4().hex, reused
     )
-    assert raw_reused < 32, raw_reused  # 16-token blocks: the template's opening at most
+    assert raw_reused < 64, raw_reused  # the chat template's opening, the nonce, the date
     assert reused_tokens > 500, reused_tokens
     assert rewritten_s < raw_s, (rewritten_s, raw_s)
     scraped = await wait_for(
