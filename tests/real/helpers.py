@@ -111,6 +111,8 @@ async def leave_after_first_token(http: httpx.AsyncClient, gateway: str) -> None
 async def first_token_s(
     http: httpx.AsyncClient, gateway: str, system: str, **headers: str
 ) -> float:
+    """Time to the first token of a short streamed answer, read to its end (a request its
+    client leaves is aborted, and vLLM then keeps none of its blocks for later prefixes)."""
     body = {
         "model": PUBLIC,
         "messages": [
@@ -121,31 +123,53 @@ async def first_token_s(
         "stream": True,
     }
     start = time.monotonic()
+    first = 0.0
     async with http.stream("POST", gateway + CHAT, json=body, headers=headers) as response:
         assert response.status_code == 200
         async for line in response.aiter_lines():
-            if '"content":"' in line.replace(" ", ""):
-                return time.monotonic() - start
-    raise AssertionError("no token")
+            if not first and '"content":"' in line.replace(" ", ""):
+                first = time.monotonic() - start
+    assert first, "no token"
+    return first
 
 
 async def prefix_reuse(
-    http: httpx.AsyncClient, gateway: str, nonce: str, reused: Callable[[], Awaitable[float]]
+    http: httpx.AsyncClient,
+    gateway: str,
+    nonce: str,
+    counters: Callable[[], Awaitable[tuple[float, float]]],
+    *,
+    warm: int = 1,
 ) -> tuple[float, float, float, float]:
-    """Two pairs of requests whose system prompts differ only in their leading timestamp:
-    first as sent (``x-gateway-rewrite: off``), then rewritten. Returns (tokens reused, time
-    to first token) of the second request of each pair: raw first, then rewritten."""
+    """Two series of ``warm`` + 1 requests whose system prompts differ only in their leading
+    timestamp: first as sent (``x-gateway-rewrite: off``), then rewritten. ``counters`` reads the
+    server's (prompt tokens reused, prompt tokens seen) counters; vLLM publishes them a
+    little after the answer, so each read waits until the request was seen. Returns (tokens
+    reused, time to first token) of the last request of each series: raw, then rewritten."""
     system = nonce + " " + SYSTEM
 
     def stamped(minute: int) -> str:
         return system.format(now=f"2026-11-22T01:{minute:02d}:07Z")
 
+    async def settled(after: float) -> tuple[float, float]:
+        found: list[tuple[float, float]] = []
+
+        async def read() -> tuple[float, float]:
+            found.append(await counters())
+            return found[-1]
+
+        await wait_for(read, lambda c: c[1] > after, timeout_s=15, poll_s=0.2)
+        return found[-1]
+
     results: list[float] = []
-    for minute, headers in ((1, {"x-gateway-rewrite": "off"}), (3, {})):
-        await first_token_s(http, gateway, stamped(minute), **headers)
-        before = await reused()
-        seconds = await first_token_s(http, gateway, stamped(minute + 1), **headers)
-        results += [await reused() - before, seconds]
+    seen = (await counters())[1]
+    for minute, headers in ((10, {"x-gateway-rewrite": "off"}), (20, {})):
+        for i in range(warm):
+            await first_token_s(http, gateway, stamped(minute + i), **headers)
+        reused, seen = await settled(seen)
+        seconds = await first_token_s(http, gateway, stamped(minute + warm), **headers)
+        now_reused, seen = await settled(seen)
+        results += [now_reused - reused, seconds]
     raw_reused, raw_s, rewritten_reused, rewritten_s = results
     return raw_reused, raw_s, rewritten_reused, rewritten_s
 

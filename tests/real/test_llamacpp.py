@@ -128,8 +128,10 @@ async def test_rewriting_lets_the_server_reuse_the_prefix(
     the stable text and the server reuses the prefix (its cached-token counter and the time
     to first token say so)."""
 
-    async def reused() -> float:
-        return (await metrics(http, llamacpp))["llamacpp:prompt_tokens_cached_total"]
+    async def reused() -> tuple[float, float]:
+        found = await metrics(http, llamacpp)
+        cached = found["llamacpp:prompt_tokens_cached_total"]
+        return cached, cached + found["llamacpp:prompt_tokens_total"]
 
     raw_reused, raw_s, reused_tokens, rewritten_s = await prefix_reuse(
         http, llamacpp_gateway, uuid.uuid4().hex, reused
