@@ -50,8 +50,18 @@ def main(argv: list[str] | None = None) -> None:
             found = asyncio.run(measure(url, SERVED_NAME, plan))
         _write(args.out, found)
         table = markdown(_read(args.real), found)
-        Path(args.table).write_text(table)
+        Path(args.table).write_text(_header(args.profile, args.real) + table)
         print(table)
+
+
+def _header(profile: str, real: str) -> str:
+    return (
+        f"# Simulator profile `{profile}` against the real server\n\n"
+        f"Real: `{real}` (`python -m loadtests.calibration real`). Simulator: the same\n"
+        f"workload (`loadtests/calibration/workload.py`) against `python -m loadtests.sim\n"
+        f"--profile {profile} --speed 1` (`python -m loadtests.calibration sim`). Medians\n"
+        "per cell; error = (sim - real) / real.\n\n"
+    )
 
 
 def _read(path: str) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ finish reason, a usage chunk when ``stream_options.include_usage`` is set, then 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
@@ -69,13 +70,17 @@ class OpenAIHandlers:
 
     def __init__(self, replica: Replica) -> None:
         self.replica = replica
+        # One API-server process: requests pass its front end one at a time.
+        self._frontend_lock = asyncio.Lock()
 
     async def _frontend(self) -> None:
-        """The profile's per-request API-server time, before the engine sees the request."""
+        """The profile's per-request API-server time, before the engine sees the request;
+        requests queue for the front end (a single process) in arrival order."""
         delay = self.replica.profile.frontend_s
         if delay:
             clock = self.replica.driver.clock
-            await clock.sleep_until(clock.now() + delay)
+            async with self._frontend_lock:
+                await clock.sleep_until(clock.now() + delay)
 
     def _start(self, body: Body, prompt: str, prefix: str) -> Generation:
         model = body.get("model")

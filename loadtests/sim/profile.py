@@ -93,7 +93,8 @@ class Profile(BaseModel):
     max_model_len: int = Field(ge=2)
     default_max_tokens: int = Field(default=256, ge=1)
     # The API server's own time per request before the engine sees it (parsing, chat
-    # template, tokenising): visible on a CPU server, negligible next to a GPU's steps.
+    # template, tokenising), one request at a time: visible on a CPU server, negligible next
+    # to a GPU's steps.
     frontend_s: float = Field(default=0.0, ge=0)
     natural_stop: NaturalStop = NaturalStop()
     speculative: Speculative | None = None
