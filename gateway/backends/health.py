@@ -2,8 +2,9 @@
 
 Algorithm: a backend becomes unhealthy after ``failures_to_eject`` consecutive failed probes
 (or failed connections seen by the proxy) and healthy again after ``successes_to_restore``
-consecutive good probes. The probe path depends on the engine: ``/health`` for vLLM and TGI,
-``/v1/models`` for other OpenAI-compatible servers. Load is read apart (``load_watch.py``).
+consecutive good probes. The probe path depends on the engine: ``/health`` for vLLM, TGI and
+llama.cpp, ``/v1/models`` for other OpenAI-compatible servers. Load is read apart
+(``load_watch.py``).
 
 Parameters (policy ``health``): ``interval_s``, ``timeout_s``, ``failures_to_eject``,
 ``successes_to_restore``.
@@ -24,7 +25,12 @@ from gateway.policy.schema import Health as HealthSettings
 
 log = logging.getLogger(__name__)
 
-_PROBE_PATH = {Engine.VLLM: "/health", Engine.TGI: "/health", Engine.OPENAI: "/v1/models"}
+_PROBE_PATH = {
+    Engine.VLLM: "/health",
+    Engine.TGI: "/health",
+    Engine.OPENAI: "/v1/models",
+    Engine.LLAMACPP: "/health",  # 503 while the model loads, 200 once it serves
+}
 
 
 def record_probe(state: BackendState, ok: bool, settings: HealthSettings) -> Health:

@@ -5,9 +5,13 @@ vLLM: ``vllm:num_requests_waiting``, ``vllm:num_requests_running``, ``vllm:kv_ca
 (older releases: ``vllm:gpu_cache_usage_perc``), ``vllm:prefix_cache_hits_total`` /
 ``vllm:prefix_cache_queries_total``, ``vllm:spec_decode_num_accepted_tokens_total`` /
 ``vllm:spec_decode_num_draft_tokens_total``. TGI: ``tgi_queue_size``,
-``tgi_batch_current_size``. Samples of one name are summed over their labels (one engine may
-serve several models). Engines without metrics (``openai``) are not scraped. Rates come from
-two successive reads (``windowed_ratio``): the counters grow for the engine's lifetime.
+``tgi_batch_current_size``. llama.cpp's server (``--metrics``):
+``llamacpp:requests_deferred`` (waiting for a slot), ``llamacpp:requests_processing`` (slots
+busy), ``llamacpp:prompt_tokens_cached_total`` (prompt tokens reused) over that plus
+``llamacpp:prompt_tokens_total`` (which leaves the reused ones out); no KV usage. Samples of
+one name are summed over their labels (one engine may serve several models). Engines without
+metrics (``openai``) are not scraped. Rates come from two successive reads
+(``windowed_ratio``): the counters grow for the engine's lifetime.
 """
 
 from __future__ import annotations
@@ -44,7 +48,18 @@ _NAMES: dict[Engine, dict[str, tuple[str, ...]]] = {
         "waiting": ("tgi_queue_size",),
         "running": ("tgi_batch_current_size",),
     },
+    Engine.LLAMACPP: {
+        "waiting": ("llamacpp:requests_deferred",),
+        "running": ("llamacpp:requests_processing",),
+        "prefix_hits": ("llamacpp:prompt_tokens_cached_total",),
+        "prefix_queries": ("llamacpp:prompt_tokens_total",),
+        "spec_accepted": ("llamacpp:spec_decode_num_accepted_tokens_total",),
+        "spec_drafted": ("llamacpp:spec_decode_num_draft_tokens_total",),
+    },
 }
+
+# Engines whose prompt-token counter leaves out the tokens reused from the cache.
+_QUERIES_EXCLUDE_HITS = frozenset({Engine.LLAMACPP})
 
 
 def scrapes(engine: Engine) -> bool:
@@ -59,6 +74,8 @@ def parse_load(engine: Engine, text: str) -> Load:
             totals[sample.name] = totals.get(sample.name, 0.0) + float(sample.value)
     values = {field: _first(totals, names) for field, names in _NAMES[engine].items()}
     values["kv_usage"] = min(1.0, max(0.0, values.get("kv_usage", 0.0)))
+    if engine in _QUERIES_EXCLUDE_HITS:
+        values["prefix_queries"] = values["prefix_queries"] + values["prefix_hits"]
     return Load(**values)
 
 

@@ -23,6 +23,7 @@ class Engine(StrEnum):
     VLLM = "vllm"
     TGI = "tgi"
     OPENAI = "openai"
+    LLAMACPP = "llamacpp"
 
 
 class Backend(_Strict):

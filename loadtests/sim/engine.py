@@ -232,12 +232,14 @@ class Engine:
     ) -> StepResult:
         emitted: dict[str, int] = {}
         finished: dict[str, str] = {}
-        prefill = context = decoding = 0
+        prefill = context = decoding = attention = 0
         for seq, n in scheduled:
             if seq.decoding:
                 decoding += 1
             else:
                 prefill += n
+                # Each of the n new prompt tokens attends to what precedes it.
+                attention += n * seq.num_computed + n * (n + 1) // 2
             seq.num_computed += n
             context += seq.num_computed
             self._register_blocks(seq)
@@ -247,7 +249,7 @@ class Engine:
                     finished[seq.req.request_id] = self._finish(seq)
         if finished:
             self._running = [s for s in self._running if s.req.request_id not in finished]
-        duration = self._duration(prefill, len(scheduled), context, decoding)
+        duration = self._duration(prefill, len(scheduled), context, decoding, attention)
         return StepResult(duration, emitted, finished, admitted, prefill, len(scheduled))
 
     def _register_blocks(self, seq: Sequence) -> None:
@@ -284,8 +286,10 @@ class Engine:
         self.counters.finished += 1
         return seq.finish_reason
 
-    def _duration(self, prefill: int, running: int, context: int, decoding: int) -> float:
-        t = self.profile.step_time.seconds(prefill, running, context)
+    def _duration(
+        self, prefill: int, running: int, context: int, decoding: int, attention: int
+    ) -> float:
+        t = self.profile.step_time.seconds(prefill, running, context, attention)
         spec = self.profile.speculative
         if spec is not None and decoding:
             t += spec.base_overhead_s + spec.per_seq_overhead_s * decoding

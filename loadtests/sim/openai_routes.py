@@ -6,6 +6,7 @@ finish reason, a usage chunk when ``stream_options.include_usage`` is set, then 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
@@ -69,6 +70,17 @@ class OpenAIHandlers:
 
     def __init__(self, replica: Replica) -> None:
         self.replica = replica
+        # One API-server process: requests pass its front end one at a time.
+        self._frontend_lock = asyncio.Lock()
+
+    async def _frontend(self) -> None:
+        """The profile's per-request API-server time, before the engine sees the request;
+        requests queue for the front end (a single process) in arrival order."""
+        delay = self.replica.profile.frontend_s
+        if delay:
+            clock = self.replica.driver.clock
+            async with self._frontend_lock:
+                await clock.sleep_until(clock.now() + delay)
 
     def _start(self, body: Body, prompt: str, prefix: str) -> Generation:
         model = body.get("model")
@@ -90,6 +102,7 @@ class OpenAIHandlers:
             messages = body.get("messages")
             if not isinstance(messages, list) or not messages:
                 raise SimRequestError(400, "messages must be a non-empty list")
+            await self._frontend()
             gen = self._start(body, chat_prompt(messages), "chatcmpl")
             return await self._respond(request, body, gen, "chat.completion", _chat_choice)
         except SimRequestError as exc:
@@ -105,6 +118,7 @@ class OpenAIHandlers:
                 prompt = " ".join(f"t{t}" for t in prompt)
             if not isinstance(prompt, str):
                 raise SimRequestError(400, "prompt must be a string or a list of token ids")
+            await self._frontend()
             gen = self._start(body, prompt, "cmpl")
             return await self._respond(request, body, gen, "text_completion", _text_choice)
         except SimRequestError as exc:

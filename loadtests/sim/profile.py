@@ -4,13 +4,17 @@ Algorithm: one engine step (one forward pass of the continuous batch) costs
 
     t = base_s + per_prefill_token_s * prefill_tokens
         + per_running_seq_s * num_running + per_context_token_s * total_context_tokens
+        + per_prefill_attention_s * prefill_attention_pairs
 
 seconds, where ``prefill_tokens`` are the prompt tokens computed in the step (chunked
-prefill), ``num_running`` the sequences in the batch and ``total_context_tokens`` the KV
-positions attention reads. With speculative decoding each step also pays the draft and
-verification cost ``base_overhead_s + per_seq_overhead_s * num_decoding`` and a decoding
-sequence gains ``1 + accepted`` tokens, accepted ~ truncated geometric with rate
-``acceptance_rate`` over ``num_draft_tokens`` drafts (expectation ``1 + sum alpha^i``).
+prefill), ``num_running`` the sequences in the batch, ``total_context_tokens`` the KV
+positions attention reads and ``prefill_attention_pairs`` the (prompt token, position it
+attends to) pairs of the step's prefill chunks: attention's quadratic share of prefill,
+which matters where attention is slow next to the weights (a CPU; 0 by default). With
+speculative decoding each step also pays the draft and verification cost ``base_overhead_s +
+per_seq_overhead_s * num_decoding`` and a decoding sequence gains ``1 + accepted`` tokens,
+accepted ~ truncated geometric with rate ``acceptance_rate`` over ``num_draft_tokens``
+drafts (expectation ``1 + sum alpha^i``).
 
 Parameters live in YAML files under ``loadtests/sim/profiles/``; each file cites the
 published figures it is calibrated from.
@@ -35,13 +39,17 @@ class StepTime(BaseModel):
     per_prefill_token_s: float = Field(ge=0)
     per_running_seq_s: float = Field(ge=0)
     per_context_token_s: float = Field(ge=0)
+    per_prefill_attention_s: float = Field(default=0.0, ge=0)
 
-    def seconds(self, prefill_tokens: int, num_running: int, context_tokens: int) -> float:
+    def seconds(
+        self, prefill_tokens: int, num_running: int, context_tokens: int, attention: int = 0
+    ) -> float:
         return (
             self.base_s
             + self.per_prefill_token_s * prefill_tokens
             + self.per_running_seq_s * num_running
             + self.per_context_token_s * context_tokens
+            + self.per_prefill_attention_s * attention
         )
 
 
@@ -84,6 +92,10 @@ class Profile(BaseModel):
     max_num_batched_tokens: int = Field(ge=1)
     max_model_len: int = Field(ge=2)
     default_max_tokens: int = Field(default=256, ge=1)
+    # The API server's own time per request before the engine sees it (parsing, chat
+    # template, tokenising), one request at a time: visible on a CPU server, negligible next
+    # to a GPU's steps.
+    frontend_s: float = Field(default=0.0, ge=0)
     natural_stop: NaturalStop = NaturalStop()
     speculative: Speculative | None = None
 

@@ -175,7 +175,7 @@ BAD: dict[str, tuple[str, list[tuple[str, str]]]] = {
     ),
     "unknown engine": (
         _with_backend("{name: a, url: http://h:1, model: m, pool: small, engine: triton}"),
-        [("backends[0].engine", "'vllm', 'tgi' or 'openai'")],
+        [("backends[0].engine", "'vllm', 'tgi', 'openai' or 'llamacpp'")],
     ),
     "wrong version": (
         "version: 2\n" + MINIMAL_POLICY,

@@ -1,4 +1,4 @@
-"""Reading vLLM and TGI load from their metrics text, and rates between two reads."""
+"""Reading vLLM, TGI and llama.cpp load from their metrics text, and rates between two reads."""
 
 from __future__ import annotations
 
@@ -46,10 +46,32 @@ def test_tgi_load() -> None:
     assert parse_load(Engine.TGI, TGI) == Load(waiting=4.0, running=9.0)
 
 
+# As llama.cpp's server prints it (``--metrics``): counters first, then gauges.
+LLAMACPP = """\
+# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed, excluding cached tokens
+# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total 400
+# HELP llamacpp:prompt_tokens_cached_total Number of prompt tokens reused from the cache
+# TYPE llamacpp:prompt_tokens_cached_total counter
+llamacpp:prompt_tokens_cached_total 1.2e+03
+# TYPE llamacpp:requests_processing gauge
+llamacpp:requests_processing 4
+# TYPE llamacpp:requests_deferred gauge
+llamacpp:requests_deferred 2
+"""
+
+
+def test_llamacpp_load_counts_cached_tokens_among_the_queries() -> None:
+    assert parse_load(Engine.LLAMACPP, LLAMACPP) == Load(
+        waiting=2.0, running=4.0, prefix_hits=1200.0, prefix_queries=1600.0
+    )
+
+
 def test_openai_engines_are_not_scraped() -> None:
     assert not scrapes(Engine.OPENAI)
     assert scrapes(Engine.VLLM)
     assert scrapes(Engine.TGI)
+    assert scrapes(Engine.LLAMACPP)
 
 
 def test_not_prometheus_text_is_an_error() -> None:

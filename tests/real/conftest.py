@@ -1,0 +1,113 @@
+"""Fixtures for the suites against real inference servers (see ``loadtests/real``).
+
+llama.cpp's server is set up by ``.ci/test`` (``python -m loadtests.real llamacpp setup``);
+without that cache the llama.cpp tests are skipped, except under CI (``CI`` set), where a
+missing backend is an error. vLLM's suite runs only with ``LATENCY_GATEWAY_VLLM=1``
+(``bash .ci/real-vllm``); ``LATENCY_GATEWAY_VLLM_URL`` points it at a vLLM already running
+(``python -m loadtests.real vllm serve --max-num-seqs 4``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+
+from gateway.app import build_app
+from gateway.policy import load_policy_text
+from loadtests.real.cache import cache_root
+from loadtests.real.launch import llamacpp_ready, llamacpp_server
+from loadtests.real.llamacpp import ServeOptions
+from loadtests.real.model import SERVED_NAME
+from loadtests.real.vllm_cpu import VllmOptions, vllm_server
+from tests.support.processes import free_port
+from tests.support.servers import serve
+
+SLOTS = 4
+
+
+@pytest.fixture(scope="session")
+def cache() -> Path:
+    return cache_root()
+
+
+@pytest.fixture(scope="session")
+def llamacpp(cache: Path) -> Iterator[str]:
+    """Base URL of one llama.cpp server for the whole session (4 slots, 2 threads)."""
+    if not llamacpp_ready(cache):
+        message = f"llama.cpp is not set up in {cache}: python -m loadtests.real llamacpp setup"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    options = ServeOptions(port=free_port(), served_name=SERVED_NAME, parallel=SLOTS)
+    with llamacpp_server(cache, options) as url:
+        yield url
+
+
+def real_policy(
+    url: str, engine: str, *, inflight: int = SLOTS, max_queue: int = 16, scrape_s: float = 0.2
+) -> str:
+    """One real backend in pool ``cpu``, public model ``gemma``; the pool admits ``inflight``
+    at once and queues ``max_queue`` more; load is scraped every ``scrape_s``."""
+    return f"""
+backends:
+  - name: real-0
+    url: {url}
+    engine: {engine}
+    model: {SERVED_NAME}
+    pool: cpu
+    max_inflight: {inflight}
+models:
+  gemma: {{pool: cpu}}
+pools:
+  cpu:
+    timeouts: {{connect_s: 5, first_token_s: 120, idle_s: 60, total_s: 300}}
+    retry: {{attempts: 1}}
+    admission:
+      max_queue: {max_queue}
+      max_wait_s: 3600
+health: {{interval_s: 2, timeout_s: 5, scrape_interval_s: {scrape_s}}}
+server: {{access_log: false}}
+"""
+
+
+@pytest.fixture
+def llamacpp_gateway(llamacpp: str) -> Iterator[str]:
+    """A gateway in front of the session's llama.cpp server (engine ``llamacpp``) whose pool
+    admits as many requests as the server has slots and queues one more. It reads the load
+    every 2 s: more often, llama.cpp would not notice clients that leave before their first
+    token or during a whole answer (see test_llamacpp.QUIET_POLL_S)."""
+    policy = load_policy_text(real_policy(llamacpp, "llamacpp", max_queue=1, scrape_s=2.0))
+    with serve(build_app(policy)) as url:
+        yield url
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(timeout=120) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def vllm(cache: Path) -> Iterator[str]:
+    """Base URL of one real vLLM (CPU) server for the session, running at most 4 sequences
+    at once (so 4 long streams fill it, like llama.cpp's slots). Opt-in."""
+    if os.environ.get("LATENCY_GATEWAY_VLLM") != "1":
+        pytest.skip("opt-in: bash .ci/real-vllm (sets LATENCY_GATEWAY_VLLM=1)")
+    running = os.environ.get("LATENCY_GATEWAY_VLLM_URL")
+    if running:  # a server started apart, with --max-num-seqs 4 (saves minutes of start-up)
+        yield running
+        return
+    options = VllmOptions(port=free_port(), served_name=SERVED_NAME, max_num_seqs=SLOTS)
+    with vllm_server(cache, options) as url:
+        yield url
+
+
+@pytest.fixture
+def vllm_gateway(vllm: str) -> Iterator[str]:
+    policy = load_policy_text(real_policy(vllm, "vllm", max_queue=1))
+    with serve(build_app(policy)) as url:
+        yield url
