@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import httpx2 as httpx
@@ -69,12 +69,18 @@ def running(
     log_path: Path,
     *,
     timeout_s: float = 60.0,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """Start ``argv``, wait until healthy, yield it, and stop it on exit, even on error."""
+    """Start ``argv``, wait until healthy, yield it, and stop it on exit, even on error.
+    ``env``: the child's whole environment (default: this process's)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            list(argv), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            list(argv),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=None if env is None else dict(env),
         )
         try:
             wait_healthy(proc, health_urls, timeout_s=timeout_s)

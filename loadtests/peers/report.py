@@ -1,0 +1,104 @@
+"""The comparison's report: ``report.md`` (tables, target checks, plots), ``summary.json``.
+
+``render`` is pure (the Markdown text from the results and the run's metadata); ``write``
+also draws the PNG plots next to it (``loadtests.peers.plots``) for the suites that ran.
+
+Parameters: ``results`` (``Results``: each suite's rows and each scenario's configuration
+notes), ``meta`` (date, machine load before and after, the command, durations, seed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loadtests.peers import plots
+from loadtests.peers.tables import (
+    bursty_table,
+    cancel_table,
+    check_targets,
+    checks_table,
+    overhead_table,
+    prefix_table,
+)
+
+
+@dataclass
+class Results:
+    overhead: list[dict[str, Any]] = field(default_factory=list)
+    bursty: list[dict[str, Any]] = field(default_factory=list)
+    prefix: list[dict[str, Any]] = field(default_factory=list)
+    cancel: list[dict[str, Any]] = field(default_factory=list)
+    notes: dict[str, dict[str, str]] = field(default_factory=dict)  # scenario -> target -> text
+
+
+def _section(title: str, intro: str, table: str, image: str | None) -> list[str]:
+    out = [f"## {title}", "", intro, "", table, ""]
+    if image:
+        out += [f"![{title}]({image})", ""]
+    return out
+
+
+def render(results: Results, meta: Mapping[str, Any]) -> str:
+    lines = ["# Peer gateways side by side", ""]
+    lines += [f"- {k}: {v}" for k, v in meta.items()]
+    lines.append("")
+    checks = check_targets(results.overhead, results.bursty)
+    lines += ["## Targets (issue 12)", "", checks_table(checks), ""]
+    if results.overhead:
+        lines += _section(
+            "Overhead",
+            "Fake upstream (20 ms to the first token, then 20 tokens 5 ms apart); closed-loop "
+            "streaming clients; rounds alternate between targets. Max req/s: the same clients "
+            "with the fake answering at once.",
+            overhead_table(results.overhead),
+            "overhead.png",
+        )
+    if results.bursty:
+        lines += _section(
+            "Bursty mixed-length load",
+            "Two simulated Llama-3.1-8B replicas (capacity about 16 req/s), on/off bursts of "
+            "short, long-context and sheddable requests; 3x: bursts at 48 req/s, 1x: at 16. "
+            "Admitted TTFT: over requests that succeeded. Goodput: within the 2 s TTFT SLO.",
+            bursty_table(results.bursty, results.notes.get("bursty", {})),
+            "bursty.png",
+        )
+    if results.prefix:
+        lines += _section(
+            "Shared-prefix multi-tenant chat",
+            "Four L4-sized replicas, 40 tenants with ~2k-token system prompts (twice one "
+            "replica's KV cache); hit rate: the replicas' prefix-cache hits / queries.",
+            prefix_table(results.prefix, results.notes.get("prefix", {})),
+            "prefix.png",
+        )
+    if results.cancel:
+        lines += _section(
+            "Cancellation",
+            "Client closes its socket; time until the fake upstream saw it, per phase. "
+            "Not detected within the bound counts as a miss (the trial then waits for the "
+            "late cancel).",
+            cancel_table(results.cancel),
+            "cancel.png",
+        )
+    return "\n".join(lines)
+
+
+def write(out: Path, results: Results, meta: Mapping[str, Any]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    if results.overhead:
+        plots.plot_overhead(results.overhead, out / "overhead.png")
+    if results.bursty:
+        plots.plot_bursty(results.bursty, out / "bursty.png")
+    if results.prefix:
+        plots.plot_prefix(results.prefix, out / "prefix.png")
+    if results.cancel:
+        plots.plot_cancel(results.cancel, out / "cancel.png")
+    cancel = [{k: v for k, v in r.items() if k != "delays_ms"} for r in results.cancel]
+    data = {**asdict(results), "cancel": cancel, "meta": dict(meta)}
+    (out / "summary.json").write_text(json.dumps(data, indent=2, default=str))
+    path = out / "report.md"
+    path.write_text(render(results, meta))
+    return path
