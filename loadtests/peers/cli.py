@@ -35,7 +35,13 @@ from loadtests.loadgen.session import LoadSpec
 from loadtests.loadgen.workload import load_workload
 from loadtests.peers.cancel_suite import PHASES, CancelPlan, run_cancellation
 from loadtests.peers.configs import RouterLimit
-from loadtests.peers.fleets import front_for, shift_fleet, shift_policy, write_fleet
+from loadtests.peers.fleets import (
+    front_for,
+    rename_model,
+    shift_fleet,
+    shift_policy,
+    write_fleet,
+)
 from loadtests.peers.install import Binaries, ensure_all, versions
 from loadtests.peers.load_suite import Bench, run_scenario
 from loadtests.peers.overhead_suite import OverheadPlan, run_overhead
@@ -47,6 +53,7 @@ from loadtests.sim.fleet import load_fleet
 HERE = Path(__file__).resolve().parent.parent
 POLICIES = HERE.parent / "policies"
 SUITES = ("overhead", "bursty", "prefix", "cancel")
+SERVED_MODEL = "sim-8b-instruct"  # see loadtests.peers.fleets.rename_model
 PREFIX_COUNTERS = ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
 
 
@@ -76,12 +83,13 @@ def _parser() -> argparse.ArgumentParser:
 def _bench(scenario: str, fleet_file: Path, policy: dict[str, Any] | None, setup: Setup,
            args: argparse.Namespace, binaries: Binaries) -> Bench:  # fmt: skip
     fleet = shift_fleet(load_fleet(fleet_file), args.fleet_port_offset)
-    path = write_fleet(fleet, args.out / scenario / "fleet.yaml")
     if policy is None:
         policy = policy_for(fleet, max_inflight=128)
         policy["rewrite"] = {"enabled": True}
     else:
         policy = shift_policy(policy, args.fleet_port_offset)
+    fleet, policy = rename_model(fleet, policy, SERVED_MODEL)
+    path = write_fleet(fleet, args.out / scenario / "fleet.yaml")
     return Bench(fleet, path, front_for(fleet, policy), setup, args.out, args.base_port,
                  binaries, args.startup_timeout)  # fmt: skip
 

@@ -3,7 +3,11 @@
 The project's fleet files use fixed ports that other benchmarks on the same machine may hold,
 so each run writes a copy with every group's ``base_port`` moved by ``offset``; a gateway
 policy written for the original ports gets its backend URLs moved the same way
-(``shift_policy``). ``front_for`` turns a fleet into the ``Front`` every target serves.
+(``shift_policy``). ``rename_model`` gives the replicas a neutral served-model name, the
+same for every target: LiteLLM picks its token counter by model name and, for a name with
+"llama-3" in it, fetches a tokenizer from a model hub on the request path, which this
+machine cannot reach (it retries for ~20 s). Only the name changes; the simulated model
+profile stays. ``front_for`` turns a fleet into the ``Front`` every target serves.
 
 Parameters: ``offset`` (ports added to every ``base_port``), ``policy`` (our gateway's
 policy for the fleet, as a dict).
@@ -27,6 +31,15 @@ def shift_fleet(fleet: FleetConfig, offset: int) -> FleetConfig:
     """The same fleet with every group's ``base_port`` moved by ``offset``."""
     groups = [g.model_copy(update={"base_port": g.base_port + offset}) for g in fleet.groups]
     return fleet.model_copy(update={"groups": groups})
+
+
+def rename_model(
+    fleet: FleetConfig, policy: dict[str, Any], name: str
+) -> tuple[FleetConfig, dict[str, Any]]:
+    """Every replica serves ``name``; the policy's backends ask for it."""
+    groups = [g.model_copy(update={"served_model": name}) for g in fleet.groups]
+    backends = [{**b, "model": name} for b in policy["backends"]]
+    return fleet.model_copy(update={"groups": groups}), {**policy, "backends": backends}
 
 
 def write_fleet(fleet: FleetConfig, path: Path) -> Path:

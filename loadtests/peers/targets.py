@@ -100,8 +100,10 @@ def _litellm(front: Front, setup: Setup, port: int, root: Path, binaries: Binari
                        routing_strategy=setup.litellm_strategy),
         sort_keys=False,
     )  # fmt: skip
+    # No network here: the cost map is the bundled one, and nothing asks a model hub.
     env = {**os.environ, "LITELLM_MASTER_KEY": MASTER_KEY,
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}  # fmt: skip
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
     argv = [str(binaries.litellm), "--config", str(config), "--host", "127.0.0.1",
             "--port", str(port), "--num_workers", "1"]  # fmt: skip
     url = f"http://127.0.0.1:{port}"

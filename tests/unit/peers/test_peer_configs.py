@@ -15,7 +15,7 @@ from loadtests.peers.configs import (
     nginx_temp_dirs,
     vllm_router_argv,
 )
-from loadtests.peers.fleets import front_for, shift_fleet, shift_policy
+from loadtests.peers.fleets import front_for, rename_model, shift_fleet, shift_policy
 from loadtests.peers.install import Binaries, peer_home
 from loadtests.peers.targets import MASTER_KEY, Front, Setup, plan_launch, port_of
 from loadtests.sim.fleet import FleetConfig
@@ -140,3 +140,15 @@ def test_fleet_and_policy_move_to_other_ports() -> None:
     assert [u.url for u in front.upstreams] == ["http://127.0.0.1:19611", "http://127.0.0.1:19612"]
     assert front.public_model == "m"
     assert yaml.safe_load(front.gateway_policy)["backends"][0]["url"].endswith(":19611")
+
+
+def test_rename_model_changes_only_the_name() -> None:
+    fleet = FleetConfig.model_validate(
+        {"groups": [{"name": "gpu", "profile": "p", "served_model": "meta-llama/Llama-3",
+                     "replicas": 2, "base_port": 9611}]}
+    )  # fmt: skip
+    policy = {"backends": [{"name": "a", "url": "u", "model": "meta-llama/Llama-3"}]}
+    renamed, new_policy = rename_model(fleet, policy, "sim-8b")
+    assert renamed.groups[0].served_model == "sim-8b"
+    assert renamed.groups[0].profile == "p"
+    assert new_policy["backends"][0] == {"name": "a", "url": "u", "model": "sim-8b"}
