@@ -74,6 +74,7 @@ def plot_bursty(rows: Sequence[Row], path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     loads = list(dict.fromkeys(str(r["load"]) for r in rows))
     _bars(left, rows, "ttft_p99_ms", loads, "load")
+    left.set_yscale("log")  # LiteLLM is orders of magnitude above the rest
     left.set_ylabel("admitted TTFT p99 (ms)")
     left.set_xlabel("load (x capacity)")
     _bars(right, rows, "goodput_rps", loads, "load")

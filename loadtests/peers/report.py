@@ -35,6 +35,22 @@ class Results:
     notes: dict[str, dict[str, str]] = field(default_factory=dict)  # scenario -> target -> text
 
 
+# What each peer could not do here, as configured and observed on this bench.
+LIMITS = (
+    "None of the peers routes by difficulty or length class, and none estimates queueing "
+    "time; the bursty fleet has one pool, so our gateway does not use tier routing there "
+    "either.",
+    "LiteLLM: no shedding (nothing refuses work at a cap), no prefix-aware replica choice; "
+    "`least-busy` routing for the bursty load, `simple-shuffle` otherwise.",
+    "vllm-router: `--max-concurrent-requests` frees a request's slot once the response head "
+    "is sent (checked with a limit of 1: a second stream was admitted while the first still "
+    "streamed), so running streams never count and its cap did not engage; it notices a "
+    "client that left before the first token only when that token arrives.",
+    "nginx: no queue and no prefix awareness; `limit_conn` refuses at once beyond the cap "
+    "(429), without priorities or a wait estimate.",
+)
+
+
 def _section(title: str, intro: str, table: str, image: str | None) -> list[str]:
     out = [f"## {title}", "", intro, "", table, ""]
     if image:
@@ -48,6 +64,7 @@ def render(results: Results, meta: Mapping[str, Any]) -> str:
     lines.append("")
     checks = check_targets(results.overhead, results.bursty)
     lines += ["## Targets (issue 12)", "", checks_table(checks), ""]
+    lines += ["## What the peers cannot do", "", *(f"- {text}" for text in LIMITS), ""]
     if results.overhead:
         lines += _section(
             "Overhead",
