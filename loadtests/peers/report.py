@@ -83,6 +83,8 @@ def render(results: Results, meta: Mapping[str, Any]) -> str:
             bursty_table(results.bursty, results.notes.get("bursty", {})),
             "bursty.png",
         )
+        loads = dict.fromkeys(str(r["load"]) for r in results.bursty)
+        lines += [f"![TTFT CDF at {load}](bursty-{load}-ttft-cdf.png)" for load in loads] + [""]
     if results.prefix:
         lines += _section(
             "Shared-prefix multi-tenant chat",
