@@ -36,7 +36,15 @@ from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
 from loadtests.overhead import gateway_policy
 from loadtests.peers.configs import Upstream
 from loadtests.peers.install import Binaries
-from loadtests.peers.targets import Front, Launch, Setup, launched, plan_launch, port_of
+from loadtests.peers.targets import (
+    LAUNCH_ERRORS,
+    Front,
+    Launch,
+    Setup,
+    launched,
+    plan_launch,
+    port_of,
+)
 from loadtests.serving import serve_app
 
 PHASES = ("queued", "first_token", "streaming", "non_streaming")
@@ -91,7 +99,12 @@ def _target_rows(
 
 
 def run_cancellation(
-    targets: Sequence[str], plan: CancelPlan, root: Path, base_port: int, binaries: Binaries
+    targets: Sequence[str],
+    plan: CancelPlan,
+    root: Path,
+    base_port: int,
+    binaries: Binaries,
+    failures: dict[str, str],
 ) -> list[dict[str, Any]]:
     """Rows per target and phase (see the module doc); ``n/a`` rows have only the phase."""
     log, config = FakeLog(), FakeConfig()
@@ -106,8 +119,11 @@ def run_cancellation(
                                  binaries)  # fmt: skip
             if name == "direct":
                 launch = Launch("direct", [], served.url, "")
-            with launched(launch, root / name / "process.log"):
-                rows += _target_rows(name, launch, target, plan)
+            try:
+                with launched(launch, root / name / "process.log"):
+                    rows += _target_rows(name, launch, target, plan)
+            except LAUNCH_ERRORS as exc:  # the others still run; the report names it
+                failures[f"cancel/{name}"] = str(exc)
     return rows
 
 

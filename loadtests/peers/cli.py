@@ -131,7 +131,7 @@ def _bursty(args: argparse.Namespace, targets: list[str], binaries: Binaries,
         spec = LoadSpec(workload=workload_path, seed=args.seed, rate=mean * load / 3,
                         duration_s=args.bursty_duration, request_timeout_s=300,
                         plots=False)  # fmt: skip
-        runs = run_scenario(f"bursty-{load:g}x", targets, spec, bench)
+        runs = run_scenario(f"bursty-{load:g}x", targets, spec, bench, (), results.failures)
         results.bursty += [load_row("bursty", f"{load:g}x", n, s) for n, (s, _) in runs.items()]
         plot_ttft_cdf({n: recs for n, (_, recs) in runs.items()},
                       args.out / f"bursty-{load:g}x-ttft-cdf.png")  # fmt: skip
@@ -145,7 +145,7 @@ def _prefix(args: argparse.Namespace, targets: list[str], binaries: Binaries,
                     rate=args.prefix_rate, duration_s=args.prefix_duration,
                     plots=False)  # fmt: skip
     results.notes["prefix"] = setup.notes()
-    runs = run_scenario("prefix", targets, spec, bench, PREFIX_COUNTERS)
+    runs = run_scenario("prefix", targets, spec, bench, PREFIX_COUNTERS, results.failures)
     results.prefix += [load_row("prefix", "-", n, s) for n, (s, _) in runs.items()]
 
 
@@ -183,14 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         before = _load()
         if suite == "overhead":
             results.overhead = run_overhead(targets, plan, args.out / "overhead", args.base_port,
-                                            binaries)  # fmt: skip
+                                            binaries, results.failures)  # fmt: skip
         elif suite == "bursty":
             _bursty(args, targets, binaries, results)
         elif suite == "prefix":
             _prefix(args, targets, binaries, results)
         else:
             results.cancel = run_cancellation(targets, cancel, args.out / "cancel",
-                                              args.base_port, binaries)  # fmt: skip
+                                              args.base_port, binaries,
+                                              results.failures)  # fmt: skip
         meta[f"load average during {suite}"] = f"before {before}, after {_load()}"
     meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
     path = write(args.out, results, meta)

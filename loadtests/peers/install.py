@@ -85,6 +85,8 @@ def ensure_all(names: set[str], env: Mapping[str, str] | None = None) -> Binarie
 
 
 def _run_text(argv: list[str]) -> str:
+    if not Path(argv[0]).exists():
+        return "not installed"
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     return (done.stdout + done.stderr).strip()
 

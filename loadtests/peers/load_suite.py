@@ -27,7 +27,15 @@ from loadtests.loadgen.record import RequestRecord
 from loadtests.loadgen.sampler import read_counters
 from loadtests.loadgen.session import LoadSpec, perform
 from loadtests.peers.install import Binaries
-from loadtests.peers.targets import Front, Launch, Setup, launched, plan_launch, port_of
+from loadtests.peers.targets import (
+    LAUNCH_ERRORS,
+    Front,
+    Launch,
+    Setup,
+    launched,
+    plan_launch,
+    port_of,
+)
 from loadtests.sim.fleet import FleetConfig
 
 
@@ -82,12 +90,20 @@ def run_scenario(
     spec: LoadSpec,
     bench: Bench,
     counters: Sequence[str] = (),
+    failures: dict[str, str] | None = None,
 ) -> dict[str, tuple[dict[str, Any], list[RequestRecord]]]:
-    """Every target in turn on the same workload and seed."""
+    """Every target in turn on the same workload and seed; a target that does not start is
+    left out (and named in ``failures``) so the others still run."""
     results = {}
     for name in targets:
         out = bench.root / scenario / name
-        results[name] = run_one(name, spec, bench, out, counters)
+        try:
+            results[name] = run_one(name, spec, bench, out, counters)
+        except LAUNCH_ERRORS as exc:
+            sys.stderr.write(f"[{scenario}] {name} did not start: {exc}\n")
+            if failures is not None:
+                failures[f"{scenario}/{name}"] = str(exc)
+            continue
         s = results[name][0]
         sys.stderr.write(
             f"[{scenario}] {name}: TTFT p50 {s['ttft_ms']['p50']} p99 {s['ttft_ms']['p99']} ms, "

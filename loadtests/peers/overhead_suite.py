@@ -35,7 +35,7 @@ from loadtests.overhead import (
 )
 from loadtests.peers.configs import Upstream
 from loadtests.peers.install import Binaries
-from loadtests.peers.targets import Front, Setup, launched, plan_launch, port_of
+from loadtests.peers.targets import LAUNCH_ERRORS, Front, Setup, launched, plan_launch, port_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,12 @@ def level_rows(
 
 
 def run_overhead(
-    targets: Sequence[str], plan: OverheadPlan, root: Path, base_port: int, binaries: Binaries
+    targets: Sequence[str],
+    plan: OverheadPlan,
+    root: Path,
+    base_port: int,
+    binaries: Binaries,
+    failures: dict[str, str],
 ) -> list[dict[str, Any]]:
     """Every target up in front of one fake; rows for every level (see the module doc)."""
     fake_port = base_port
@@ -97,7 +102,11 @@ def run_overhead(
         for name in targets:
             launch = plan_launch(name, front, setup, port_of(name, base_port), root / name,
                                  binaries)  # fmt: skip
-            stack.enter_context(launched(launch, root / name / "process.log"))
+            try:
+                stack.enter_context(launched(launch, root / name / "process.log"))
+            except LAUNCH_ERRORS as exc:  # the others still run; the report names it
+                failures[f"overhead/{name}"] = str(exc)
+                continue
             endpoints[name] = Endpoint(launch.url, tuple(launch.headers.items()))
         for c in plan.levels:
             stats = uvloop.run(measure(endpoints, c, plan.rounds, plan.round_s))

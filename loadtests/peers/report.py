@@ -33,6 +33,7 @@ class Results:
     prefix: list[dict[str, Any]] = field(default_factory=list)
     cancel: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, dict[str, str]] = field(default_factory=dict)  # scenario -> target -> text
+    failures: dict[str, str] = field(default_factory=dict)  # "scenario/target" -> why
 
 
 # What each peer could not do here, as configured and observed on this bench.
@@ -65,6 +66,9 @@ def render(results: Results, meta: Mapping[str, Any]) -> str:
     checks = check_targets(results.overhead, results.bursty)
     lines += ["## Targets (issue 12)", "", checks_table(checks), ""]
     lines += ["## What the peers cannot do", "", *(f"- {text}" for text in LIMITS), ""]
+    if results.failures:
+        lines += ["## Runs that did not start", ""]
+        lines += [f"- {where}: {why}" for where, why in results.failures.items()] + [""]
     if results.overhead:
         lines += _section(
             "Overhead",

@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from loadtests.compare import gateway_cmd
-from loadtests.loadgen.processes import running
+from loadtests.loadgen.processes import StartupError, running
 from loadtests.peers.configs import (
     NGINX_HEALTH,
     Balance,
@@ -39,6 +39,8 @@ from loadtests.peers.configs import (
 from loadtests.peers.install import Binaries
 
 TARGETS = ("direct", "gateway", "litellm", "vllm-router", "nginx")
+# A target that cannot start: never healthy, exited, or its program is not installed.
+LAUNCH_ERRORS = (StartupError, FileNotFoundError)
 MASTER_KEY = "sk-peer-bench-7f3a"  # LiteLLM refuses the default key; a bench-only value
 
 
