@@ -42,13 +42,19 @@ LIMITS = (
     "time; the bursty fleet has one pool, so our gateway does not use tier routing there "
     "either.",
     "LiteLLM: no shedding (nothing refuses work at a cap), no prefix-aware replica choice; "
-    "`least-busy` routing for the bursty load, `simple-shuffle` otherwise.",
+    "`least-busy` routing for the bursty load, `simple-shuffle` otherwise. A client that "
+    "leaves while a whole (non-streamed) answer is being made was not passed on within the "
+    "bound.",
     "vllm-router: `--max-concurrent-requests` frees a request's slot once the response head "
     "is sent (checked with a limit of 1: a second stream was admitted while the first still "
     "streamed), so running streams never count and its cap did not engage; it notices a "
     "client that left before the first token only when that token arrives.",
     "nginx: no queue and no prefix awareness; `limit_conn` refuses at once beyond the cap "
     "(429), without priorities or a wait estimate.",
+    "Errors of LiteLLM and nginx under load (`Server disconnected`, `Connection closed`; "
+    "502 after `Connection reset by peer`) came from replicas closing an idle keep-alive "
+    "connection just as the proxy reused it; our gateway sends such a request again when "
+    "no byte of the answer had come.",
 )
 
 
