@@ -1,4 +1,5 @@
-"""The comparison's report: ``report.md`` (tables, target checks, plots), ``summary.json``.
+"""The comparison's report: ``report.md`` (tables, target checks, plots), ``summary.json``,
+and ``summary.md`` (one row per target and suite, the README's form).
 
 ``render`` is pure (the Markdown text from the results and the run's metadata); ``write``
 also draws the PNG plots next to it (``loadtests.peers.plots``) for the suites that ran.
@@ -21,6 +22,9 @@ from loadtests.peers.tables import (
     cancel_table,
     check_targets,
     checks_table,
+    compact_bursty,
+    compact_cancel,
+    compact_overhead,
     overhead_table,
     prefix_table,
 )
@@ -115,6 +119,21 @@ def render(results: Results, meta: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_compact(results: Results, meta: Mapping[str, Any]) -> str:
+    """The short form for the README: one row per target and suite."""
+    lines = [f"{meta.get('started (UTC)', '?')} UTC; {meta.get('machine', '')}", ""]
+    lines += [checks_table(check_targets(results.overhead, results.bursty)), ""]
+    if results.overhead:
+        lines += [compact_overhead(results.overhead), ""]
+    if results.bursty:
+        lines += [compact_bursty(results.bursty), ""]
+    if results.prefix:
+        lines += [prefix_table(results.prefix, results.notes.get("prefix", {})), ""]
+    if results.cancel:
+        lines += [compact_cancel(results.cancel), ""]
+    return "\n".join(lines)
+
+
 def write(out: Path, results: Results, meta: Mapping[str, Any]) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     if results.overhead:
@@ -128,6 +147,7 @@ def write(out: Path, results: Results, meta: Mapping[str, Any]) -> Path:
     cancel = [{k: v for k, v in r.items() if k != "delays_ms"} for r in results.cancel]
     data = {**asdict(results), "cancel": cancel, "meta": dict(meta)}
     (out / "summary.json").write_text(json.dumps(data, indent=2, default=str))
+    (out / "summary.md").write_text(render_compact(results, meta))
     path = out / "report.md"
     path.write_text(render(results, meta))
     return path

@@ -173,3 +173,64 @@ def checks_table(checks: Sequence[Check]) -> str:
         met = "not run" if c.met is None else ("yes" if c.met else "**no**")
         lines.append(f"| {c.name} | {met} | {c.detail} |")
     return "\n".join(lines)
+
+
+def _by_target(rows: Sequence[Row]) -> dict[str, list[Row]]:
+    out: dict[str, list[Row]] = {}
+    for r in rows:
+        out.setdefault(str(r["target"]), []).append(r)
+    return out
+
+
+def compact_overhead(rows: Sequence[Row]) -> str:
+    """One row per target: TTFT p50 ratio to direct per level, and the best max req/s."""
+    levels = sorted({int(r["concurrency"]) for r in rows})
+    head = " | ".join(f"c={c}" for c in levels)
+    lines = [f"| target | TTFT p50 vs direct: {head} | max req/s |",
+             "|---|" + "---|" * (len(levels) + 1)]  # fmt: skip
+    for name, mine in _by_target(rows).items():
+        at = {int(r["concurrency"]): r for r in mine}
+        ratios = [f"{at[c]['p50_ratio']:.2f}x" if c in at and "p50_ratio" in at[c] else "-"
+                  for c in levels]  # fmt: skip
+        lines.append(
+            f"| {name} | " + " | ".join(ratios) + f" | {_num(best_max_rps(rows, name), 0)} |"
+        )
+    return "\n".join(lines)
+
+
+def compact_bursty(rows: Sequence[Row]) -> str:
+    """One row per target: admitted p99 TTFT, goodput, shed and errors at each load."""
+    loads = list(dict.fromkeys(str(r["load"]) for r in rows))
+    head = " | ".join(f"{load}: p99 ms / goodput / shed / errors" for load in loads)
+    lines = [f"| target | {head} |", "|---|" + "---|" * len(loads)]
+    for name, mine in _by_target(rows).items():
+        at = {str(r["load"]): r for r in mine}
+        cells = [
+            f"{_num(at[x]['ttft_p99_ms'], 0)} / {_num(at[x]['goodput_rps'], 2)} / "
+            f"{_pct(at[x]['shed_rate'])} / {_pct(at[x]['error_rate'])}"
+            if x in at
+            else "-"
+            for x in loads
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def compact_cancel(rows: Sequence[Row]) -> str:
+    """One row per target: p50 ms per phase, ``n/a`` or how many trials were missed."""
+    phases = list(dict.fromkeys(str(r["phase"]) for r in rows))
+    lines = ["| target | " + " | ".join(phases) + " |", "|---|" + "---|" * len(phases)]
+    for name, mine in _by_target(rows).items():
+        at = {str(r["phase"]): r for r in mine}
+        cells = []
+        for phase in phases:
+            r = at.get(phase)
+            if r is None or "trials" not in r:
+                cells.append("n/a")
+            elif r["detected"] < r["trials"]:
+                cells.append(f"{_num(r['p50_ms'], 2)} ({r['trials'] - r['detected']} of "
+                             f"{r['trials']} missed)")  # fmt: skip
+            else:
+                cells.append(_num(r["p50_ms"], 2))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

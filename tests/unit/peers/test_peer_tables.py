@@ -12,6 +12,9 @@ from loadtests.peers.tables import (
     cancel_table,
     check_targets,
     checks_table,
+    compact_bursty,
+    compact_cancel,
+    compact_overhead,
     load_row,
     overhead_table,
     prefix_table,
@@ -131,3 +134,23 @@ def test_nan_renders_as_a_dash() -> None:
     rows = level_rows(1, {"direct": PathStats(), "gateway": _stats(20.0, 10)}, {})
     assert math.isnan(rows[0]["ttft_p50_ms"])
     assert "| 1 | direct | - / - |" in overhead_table(rows)
+
+
+def test_compact_tables_have_one_row_per_target() -> None:
+    overhead = compact_overhead(_overhead())
+    assert "| target | TTFT p50 vs direct: c=16 | c=64 | max req/s |" in overhead
+    assert "| gateway | 1.10x | 1.07x | 1,564 |" in overhead
+    bursty = compact_bursty(_bursty())
+    assert "| nginx | 3,000 / 6.50 / 30.0% / 0.0% |" in bursty
+    cancel = compact_cancel(
+        [
+            {"target": "nginx", "phase": "queued"},
+            {"target": "vllm-router", "phase": "first_token", "trials": 4, "detected": 0,
+             "p50_ms": None},
+            {"target": "gateway", "phase": "first_token", "trials": 4, "detected": 4,
+             "p50_ms": 0.34},
+        ]
+    )  # fmt: skip
+    assert "| nginx | n/a | n/a |" in cancel
+    assert "| vllm-router | n/a | - (4 of 4 missed) |" in cancel
+    assert "| gateway | n/a | 0.34 |" in cancel
