@@ -163,6 +163,7 @@ def _load() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    args.out = args.out.resolve()  # configs name files the peers open from elsewhere
     targets = _split(args.targets, TARGETS, "targets")
     suites = _split(args.suites, SUITES, "suites")
     peers = {t for t in targets if t not in ("direct", "gateway")}

@@ -115,7 +115,8 @@ def _litellm(front: Front, setup: Setup, port: int, root: Path, binaries: Binari
 
 
 def _nginx(front: Front, setup: Setup, port: int, root: Path, binaries: Binaries) -> Launch:
-    home = root / "nginx"
+    # nginx reads relative paths in its config against its prefix (-p): keep all absolute.
+    home = (root / "nginx").resolve()
     conf = home / "nginx.conf"
     text = nginx_conf(home, port, front.upstreams, balance=setup.nginx_balance,
                       limit_conn=setup.nginx_limit)  # fmt: skip

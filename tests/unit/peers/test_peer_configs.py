@@ -152,3 +152,14 @@ def test_rename_model_changes_only_the_name() -> None:
     assert renamed.groups[0].served_model == "sim-8b"
     assert renamed.groups[0].profile == "p"
     assert new_policy["backends"][0] == {"name": "a", "url": "u", "model": "sim-8b"}
+
+
+def test_nginx_paths_are_absolute_for_a_relative_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    launch = plan_launch("nginx", FRONT, Setup(), 8004, Path("out/run"), BIN)
+    conf_path, text = next(iter(launch.files.items()))
+    assert conf_path.is_absolute()
+    assert f"pid {tmp_path / 'out/run/nginx/nginx.pid'};" in text
+    assert all(Path(a).is_absolute() for a in launch.argv[2::2])
