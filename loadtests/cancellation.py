@@ -108,6 +108,7 @@ FORWARD_GRACE_S = 0.5  # queued: how long after the last trial a forwarded reque
 FAKE_HOLD = {"ttft_s": 0.001, "tokens": 1_000_000, "itl_s": 0.5}  # ~5.8 days of stream
 
 Body = dict[str, Any]
+Headers = tuple[tuple[str, str], ...]  # extra request headers (a peer's API key)
 
 
 @dataclass
@@ -194,11 +195,24 @@ def _chat(content: str, stream: bool, **extra: Any) -> Body:
 
 
 class FakeTarget(Target):
-    def __init__(self, served: Served, log: FakeLog, model: str) -> None:
+    """``first_token_s``: how long the fake makes a first_token trial wait for its token;
+    ``settle_s``: how long a missed trial waits for a late cancel (a peer that notices only
+    when the first token comes notices ``first_token_s`` late)."""
+
+    def __init__(
+        self,
+        served: Served,
+        log: FakeLog,
+        model: str,
+        first_token_s: float = 30.0,
+        settle_s: float = SETTLE_S,
+    ) -> None:
         self.name = "fake"
         self.url = served.url
         self.model = model
         self.log = log
+        self.first_token_s = first_token_s
+        self.settle_s = settle_s
         self._before = 0
         self._holder_ends = 0.0
 
@@ -207,10 +221,10 @@ class FakeTarget(Target):
         if phase == "queued":
             return _chat(prompt, True, fake={"ttft_s": 0.001, "tokens": 5, "itl_s": 0.001})
         if phase == "first_token":
-            return _chat(prompt, True, fake={"ttft_s": 30})
+            return _chat(prompt, True, fake={"ttft_s": self.first_token_s})
         if phase == "streaming":
             return _chat(prompt, True, fake={"tokens": 1000, "itl_s": 0.02})
-        return _chat(prompt, False, fake={"ttft_s": 30})
+        return _chat(prompt, False, fake={"ttft_s": self.first_token_s})
 
     def warm_up_bodies(self) -> list[Body]:
         fast = {"ttft_s": 0.001, "tokens": 5, "itl_s": 0.001}
@@ -241,7 +255,7 @@ class FakeTarget(Target):
     def settle(self, trial: Trial) -> None:
         if trial.delay_s is None:
             # A late cancel must not be taken for the next trial's.
-            self._cancel_time(time.monotonic() + SETTLE_S)
+            self._cancel_time(time.monotonic() + self.settle_s)
 
     def holder_body(self) -> Body:
         return _chat(_nonce() + " Hold the slot.", True, fake=FAKE_HOLD)
@@ -396,12 +410,13 @@ class _CountRequests:
 # ----------------------------------------------------------------------------- the client
 
 
-def _send(host: str, port: int, body: Body) -> socket.socket:
+def _send(host: str, port: int, body: Body, headers: Headers = ()) -> socket.socket:
     payload = orjson.dumps(body)
     sock = socket.create_connection((host, port), timeout=10)
+    extra = "".join(f"{k}: {v}\r\n" for k, v in headers)
     head = (
         f"POST {CHAT} HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(payload)}\r\n\r\n"
+        f"{extra}content-length: {len(payload)}\r\n\r\n"
     ).encode()
     sock.sendall(head + payload)
     return sock
@@ -453,9 +468,11 @@ def _peek_event(sock: socket.socket) -> bool:
     return b"data: " in data
 
 
-def _one(gateway: tuple[str, int], target: Target, phase: str, bound_s: float) -> Trial:
+def one_trial(
+    gateway: tuple[str, int], target: Target, phase: str, bound_s: float, headers: Headers = ()
+) -> Trial:
     target.start_trial(phase)
-    sock = _send(*gateway, target.body(phase))
+    sock = _send(*gateway, target.body(phase), headers)
     saw_event: bool | None = None
     try:
         if phase == "streaming":
@@ -577,9 +594,9 @@ def _one_queued(
     return Trial(seen[0] - t0, poll_s=seen[1]), before
 
 
-def _complete(gateway: tuple[str, int], body: Body) -> None:
+def complete(gateway: tuple[str, int], body: Body, headers: Headers = ()) -> None:
     """One request read to its end (warm-up)."""
-    sock = _send(*gateway, body)
+    sock = _send(*gateway, body, headers)
     try:
         reader = _Reader()
         parser = httptools.HttpResponseParser(reader)
@@ -622,7 +639,9 @@ def _target(name: str, args: argparse.Namespace) -> Iterator[Target]:
 
 
 @contextmanager
-def _gateway(target: Target, tmp: Path, *, queued: bool = False) -> Iterator[tuple[str, int]]:
+def gateway_process(
+    target: Target, tmp: Path, *, queued: bool = False
+) -> Iterator[tuple[str, int]]:
     """The gateway in front of ``target``; ``queued``: the pool's limit is 1, and timeouts
     long enough for the holder (a whole answer of ~68 s, a stream of days)."""
     port = _free_port()
@@ -663,14 +682,19 @@ def _cancellations(gateway: tuple[str, int]) -> dict[str, int]:
 # ----------------------------------------------------------------------------- the run
 
 
-def _run_phase(
-    gateway: tuple[str, int], target: Target, phase: str, args: argparse.Namespace
+def run_phase(
+    gateway: tuple[str, int],
+    target: Target,
+    phase: str,
+    args: argparse.Namespace,
+    headers: Headers = (),
 ) -> PhaseRun:
+    """``args.trials`` sequential trials (``args.bound_s``, ``args.max_misses``)."""
     run = PhaseRun(target.name, phase)
     began = time.monotonic()
     misses = 0
     for _ in range(args.trials):
-        trial = _one(gateway, target, phase, args.bound_s)
+        trial = one_trial(gateway, target, phase, args.bound_s, headers)
         run.trials.append(trial)
         misses += trial.delay_s is None
         if misses >= args.max_misses:
@@ -706,7 +730,7 @@ def _start_holder(
     return holder
 
 
-def _run_queued(
+def run_queued(
     gateway: tuple[str, int], target: Target, args: argparse.Namespace
 ) -> tuple[PhaseRun, dict[str, int]]:
     """The queued phase on a gateway whose pool takes one request at a time; also the
@@ -749,7 +773,7 @@ def _ms(value: float | None) -> float | None:
     return None if value is None else round(value * 1000, 2)
 
 
-def _row(run: PhaseRun, gateway_counts: dict[str, int]) -> dict[str, Any]:
+def phase_row(run: PhaseRun, gateway_counts: dict[str, int]) -> dict[str, Any]:
     n = len(run.trials)
     delays = [t.delay_s for t in run.trials if t.delay_s is not None]
     under = sum(d < TARGET_S for d in delays)
@@ -905,22 +929,22 @@ def main(argv: list[str] | None = None) -> int:
             with _target(name, args) as target:
                 runs: list[PhaseRun] = []
                 if "queued" in phases:
-                    with _gateway(target, Path(tmp), queued=True) as gateway:
+                    with gateway_process(target, Path(tmp), queued=True) as gateway:
                         for body in target.warm_up_bodies():
-                            _complete(gateway, body)
-                        run, counts[name]["queued"] = _run_queued(gateway, target, args)
+                            complete(gateway, body)
+                        run, counts[name]["queued"] = run_queued(gateway, target, args)
                     _progress(run)
                     runs.append(run)
                 others = [p for p in phases if p != "queued"]
                 if others:
-                    with _gateway(target, Path(tmp)) as gateway:
+                    with gateway_process(target, Path(tmp)) as gateway:
                         for body in target.warm_up_bodies():
-                            _complete(gateway, body)
+                            complete(gateway, body)
                         for phase in others:
-                            runs.append(_run_phase(gateway, target, phase, args))
+                            runs.append(run_phase(gateway, target, phase, args))
                             _progress(runs[-1])
                         counts[name]["main"] = _cancellations(gateway)
-                rows.extend(_row(run, counts[name][_gateway_of(run.phase)]) for run in runs)
+                rows.extend(phase_row(run, counts[name][_gateway_of(run.phase)]) for run in runs)
 
     title = (
         f"Cancellation propagation through the gateway: client socket closed -> upstream sees "

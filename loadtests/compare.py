@@ -10,8 +10,10 @@ processes are always stopped, even when a run fails.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +44,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fleet_cmd(path: Path) -> list[str]:
+def fleet_cmd(path: Path) -> list[str]:
+    """The simulator's command line for a fleet file."""
     return [sys.executable, "-m", "loadtests.sim", "--fleet", str(path)]
 
 
-def _gateway_cmd(policy: Path, port: int) -> list[str]:
+def fleet_up(
+    fleet: FleetConfig, fleet_path: Path, log_path: Path, timeout_s: float
+) -> AbstractContextManager[subprocess.Popen[bytes]]:
+    """A fresh simulated fleet, healthy on entry and stopped on exit (any target's runs)."""
+    health = [r.url + "/health" for r in replicas(fleet)]
+    return running(fleet_cmd(fleet_path), health, log_path, timeout_s=timeout_s)
+
+
+def gateway_cmd(policy: Path, port: int) -> list[str]:
     script = Path(sys.executable).with_name("latency-gateway")
     head = [str(script)] if script.exists() else [sys.executable, "-m", "gateway"]
     return [*head, "serve", "--policy", str(policy), "--host", "127.0.0.1", "--port", str(port)]
 
 
-def _gateway_model_map(spec: LoadSpec, policy: Path) -> dict[str, str]:
+def gateway_model_map(spec: LoadSpec, policy: Path) -> dict[str, str]:
     """Workload model names the policy lacks go to ``auto`` (or the first public model)."""
     models = list((yaml.safe_load(policy.read_text()) or {}).get("models", {}))
     fallback = "auto" if "auto" in models else models[0]
@@ -75,7 +86,7 @@ def direct_run(
     chosen = [r for r in reps if groups is None or r.group in groups]
     targets = [Target(r.url, r.served_model) for r in chosen]
     health = [r.url + "/health" for r in reps]
-    with running(_fleet_cmd(fleet_path), health, args.out / "direct" / "fleet.log",
+    with running(fleet_cmd(fleet_path), health, args.out / "direct" / "fleet.log",
                  timeout_s=args.startup_timeout):  # fmt: skip
         summary, result = perform(
             spec, targets, args.out / "direct", mode="direct",
@@ -102,13 +113,13 @@ def gateway_run(
     gateway_url = f"http://127.0.0.1:{args.gateway_port}"
     out = args.out / name
     with (
-        running(_fleet_cmd(fleet_path), [r.url + "/health" for r in reps], out / "fleet.log",
+        running(fleet_cmd(fleet_path), [r.url + "/health" for r in reps], out / "fleet.log",
                 timeout_s=args.startup_timeout),
-        running(_gateway_cmd(policy, args.gateway_port), [gateway_url + "/readyz"],
+        running(gateway_cmd(policy, args.gateway_port), [gateway_url + "/readyz"],
                 out / "gateway.log", timeout_s=args.startup_timeout),
     ):  # fmt: skip
         metrics = [gateway_url + "/metrics", *(r.url + "/metrics" for r in reps)]
-        mapped = LoadSpec(**{**_fields(spec), "model_map": _gateway_model_map(spec, policy)})
+        mapped = LoadSpec(**{**_fields(spec), "model_map": gateway_model_map(spec, policy)})
         summary, result = perform(
             mapped, [Target(gateway_url)], out, mode="gateway", metrics_urls=metrics
         )

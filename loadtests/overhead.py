@@ -22,7 +22,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,11 +63,25 @@ def _pct(values: list[float], q: float) -> float:
     return float("nan") if value is None else value
 
 
-async def _one(pool: ConnectionPool, origin: Origin, stats: PathStats, payload: bytes) -> None:
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One path the clients measure: a base URL and the headers it needs (an API key)."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+async def _one(
+    pool: ConnectionPool,
+    origin: Origin,
+    stats: PathStats,
+    payload: bytes,
+    headers: list[tuple[str, str]],
+) -> None:
     start = time.perf_counter()
     first: float | None = None
     response = await pool.request(
-        origin, "POST", "/v1/chat/completions", _HEADERS, payload, connect_timeout_s=10
+        origin, "POST", "/v1/chat/completions", headers, payload, connect_timeout_s=10
     )
     try:
         if response.status != 200:
@@ -88,18 +102,20 @@ async def _one(pool: ConnectionPool, origin: Origin, stats: PathStats, payload: 
 
 async def _round(
     pool: ConnectionPool,
-    origin: Origin,
+    endpoint: Endpoint,
     c: int,
     seconds: float,
     stats: PathStats,
     payload: bytes = _PAYLOAD,
 ) -> None:
     stop = time.perf_counter() + seconds
+    origin = Origin.from_url(endpoint.url)
+    headers = [*_HEADERS, *endpoint.headers]
 
     async def worker() -> None:
         while time.perf_counter() < stop:
             try:
-                await _one(pool, origin, stats, payload)
+                await _one(pool, origin, stats, payload, headers)
             except UpstreamIOError:
                 stats.errors += 1
 
@@ -108,25 +124,48 @@ async def _round(
     stats.seconds += time.perf_counter() - began
 
 
+async def measure(
+    endpoints: Mapping[str, Endpoint],
+    c: int,
+    rounds: int,
+    round_s: float,
+    payload: bytes = _PAYLOAD,
+) -> dict[str, PathStats]:
+    """``c`` closed-loop clients on each endpoint in turn, ``rounds`` times (interleaved, so
+    every path sees the same machine noise), after a short warm-up of each."""
+    results = {name: PathStats() for name in endpoints}
+    pool = ConnectionPool(max_idle_per_origin=c + 8)
+    try:
+        for endpoint in endpoints.values():  # warm connections
+            await _round(pool, endpoint, c, 0.5, PathStats(), payload)
+        for _ in range(rounds):
+            for name, endpoint in endpoints.items():
+                await _round(pool, endpoint, c, round_s, results[name], payload)
+    finally:
+        pool.close()
+    return results
+
+
+def flat_payload() -> bytes:
+    """A request the fake answers at once: for the most requests/s a path carries."""
+    return _FLAT_OUT
+
+
+def ttft_ms(stats: PathStats, q: float) -> float:
+    """The ``q``-th percentile of a path's TTFT in ms (NaN when nothing completed)."""
+    return round(_pct(stats.ttft, q) * 1000, 2)
+
+
 async def _level(
     direct: str, gateway: str, c: int, rounds: int, round_s: float, payload: bytes = _PAYLOAD
 ) -> dict[str, object]:
-    results = {"direct": PathStats(), "gateway": PathStats()}
-    origins = {"direct": Origin.from_url(direct), "gateway": Origin.from_url(gateway)}
-    pool = ConnectionPool(max_idle_per_origin=c + 8)
-    try:
-        for name in ("direct", "gateway"):  # warm connections
-            await _round(pool, origins[name], c, 0.5, PathStats(), payload)
-        for _ in range(rounds):
-            for name in ("direct", "gateway"):
-                await _round(pool, origins[name], c, round_s, results[name], payload)
-    finally:
-        pool.close()
+    endpoints = {"direct": Endpoint(direct), "gateway": Endpoint(gateway)}
+    results = await measure(endpoints, c, rounds, round_s, payload)
     d, g = results["direct"], results["gateway"]
     row: dict[str, object] = {"concurrency": c}
     for name, st in results.items():
-        row[f"{name}_ttft_p50_ms"] = round(_pct(st.ttft, 50) * 1000, 2)
-        row[f"{name}_ttft_p99_ms"] = round(_pct(st.ttft, 99) * 1000, 2)
+        row[f"{name}_ttft_p50_ms"] = ttft_ms(st, 50)
+        row[f"{name}_ttft_p99_ms"] = ttft_ms(st, 99)
         row[f"{name}_rps"] = round(st.rps(), 1)
         row[f"{name}_errors"] = st.errors
     row["ttft_p50_ratio"] = round(_pct(g.ttft, 50) / _pct(d.ttft, 50), 3)
@@ -134,21 +173,31 @@ async def _level(
     return row
 
 
-@contextmanager
-def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    up_port, gw_port = args.port, args.port + 1
-    policy = (
-        f"backends:\n  - {{name: up-0, url: 'http://127.0.0.1:{up_port}', engine: openai,"
+def gateway_policy(upstream_url: str) -> str:
+    """The gateway's policy for this benchmark: public model ``bench`` on one fake upstream."""
+    return (
+        f"backends:\n  - {{name: up-0, url: '{upstream_url}', engine: openai,"
         f" model: fake-model, pool: main, max_inflight: 10000}}\n"
         "models:\n  bench: {pool: main}\n"
         "server: {max_keepalive_connections: 1000}\n"
     )
+
+
+def fake_argv(port: int, ttft_ms: float, tokens: int, itl_ms: float) -> list[str]:
+    """The fake upstream as its own process."""
+    return [sys.executable, "-m", "loadtests.fake_upstream", "--port", str(port),
+            "--ttft-ms", str(ttft_ms), "--tokens", str(tokens),
+            "--itl-ms", str(itl_ms)]  # fmt: skip
+
+
+@contextmanager
+def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    up_port, gw_port = args.port, args.port + 1
+    policy = gateway_policy(f"http://127.0.0.1:{up_port}")
     if args.redis_url:
         policy += f"cluster: {{enabled: true, redis_url: '{args.redis_url}'}}\n"
     py = sys.executable
-    upstream_argv = [py, "-m", "loadtests.fake_upstream", "--port", str(up_port),
-                     "--ttft-ms", str(args.ttft_ms), "--tokens", str(args.tokens),
-                     "--itl-ms", str(args.itl_ms)]  # fmt: skip
+    upstream_argv = fake_argv(up_port, args.ttft_ms, args.tokens, args.itl_ms)
     with tempfile.TemporaryDirectory() as tmp:
         policy_path = Path(tmp) / "policy.yaml"
         policy_path.write_text(policy)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import httpx2 as httpx
 import orjson
@@ -34,6 +34,8 @@ CHAT_PATH = "/v1/chat/completions"
 class Target:
     base_url: str
     model: str | None = None  # the served model name to send in direct mode
+    # Sent with every request to this target (a peer gateway's API key, for instance).
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def url(self) -> str:
         return self.base_url.rstrip("/") + CHAT_PATH
@@ -134,7 +136,7 @@ class LoadClient:
         self, request: PlannedRequest, target: Target, record: RequestRecord
     ) -> None:
         content = orjson.dumps(request.body(target.model))
-        headers = {"content-type": "application/json", **request.headers}
+        headers = {"content-type": "application/json", **target.headers, **request.headers}
         stream = self._http.stream("POST", target.url(), content=content, headers=headers)
         async with stream as response:
             record.status = response.status_code

@@ -1,0 +1,1 @@
+"""Side-by-side comparison with peer gateways (LiteLLM, vllm-router, nginx); see ``cli``."""

@@ -1,0 +1,7 @@
+"""``python -m loadtests.peers``: see ``loadtests.peers.cli``."""
+
+import sys
+
+from loadtests.peers.cli import main
+
+sys.exit(main())
