@@ -20,7 +20,7 @@ from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline import Plan, RequestContext
-from gateway.report import Reporter
+from gateway.report import Reporter, request_fields
 
 # nginx's code for "client closed request": recorded in metrics, never sent.
 CLIENT_GONE = 499
@@ -158,19 +158,13 @@ class Lease:
     def _access_fields(self, outcome: Outcome, now: float) -> dict[str, Any]:
         ctx, first = self.ctx, outcome.first_token_at
         return {
-            "id": ctx.request_id,
-            "tenant": ctx.tenant,
-            "model": ctx.request.model,
+            **request_fields(ctx, now),
             "pool": self.plan.pool.name,
             "backend": self.backend.name,
             "status": outcome.status,
             "error": outcome.error_kind,
-            "cache": ctx.cache,
-            "stream": ctx.request.stream,
-            "priority": ctx.priority.name.lower(),
             "queue_ms": ms(self._permit.queued_s if self._permit is not None else None),
             "ttft_ms": ms(None if first is None else first - ctx.arrival),
-            "duration_ms": ms(now - ctx.arrival),
             "tokens_in": outcome.input_tokens,
             "tokens_out": outcome.output_tokens,
             "route": self.plan.reason,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gateway.access_log import AccessLog
+from gateway.access_log import AccessLog, ms
 from gateway.policy.schema import Tracing
 from gateway.tracing.marks import intervals
 
 if TYPE_CHECKING:
+    from gateway.pipeline import RequestContext
     from gateway.tracing.exporter import RequestTracer
 
 
@@ -45,3 +46,16 @@ class Reporter:
         if self.tracer is not None:
             self.tracer.shutdown()
             self.tracer = None
+
+
+def request_fields(ctx: RequestContext, now: float) -> dict[str, Any]:
+    """The access-log fields every line of a parsed request has; callers add the rest."""
+    return {
+        "id": ctx.request_id,
+        "tenant": ctx.tenant,
+        "model": ctx.request.model,
+        "cache": ctx.cache,
+        "stream": ctx.request.stream,
+        "priority": ctx.priority.name.lower(),
+        "duration_ms": ms(now - ctx.arrival),
+    }

@@ -27,6 +27,7 @@ from gateway.openai_api import Endpoint, parse_request
 from gateway.openapi import openapi_document
 from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
+from gateway.report import request_fields
 from gateway.responses import json_response
 from gateway.rewriting import rewrite_stage
 from gateway.runtime import Gateway
@@ -142,21 +143,7 @@ async def _dispatch(
 
 def _report_hit(gateway: Gateway, ctx: RequestContext, headers: dict[str, str]) -> None:
     now = gateway.clock()
-    fields = {
-        "id": ctx.request_id,
-        "tenant": ctx.tenant,
-        "model": ctx.request.model,
-        "pool": None,
-        "backend": None,
-        "status": 200,
-        "error": None,
-        "cache": ctx.cache,
-        "stream": ctx.request.stream,
-        "priority": ctx.priority.name.lower(),
-        "queue_ms": None,
-        "ttft_ms": ms(now - ctx.arrival),
-        "duration_ms": ms(now - ctx.arrival),
-    }
+    fields = {**request_fields(ctx, now), "status": 200, "ttft_ms": ms(now - ctx.arrival)}
     gateway.report.finished(fields, ctx.arrival, now, [*ctx.marks.ends, ("replay", now)])
 
 
@@ -169,19 +156,16 @@ def _refuse(
 ) -> Response:
     """The error response, and its access-log line (a served request logs in its lease)."""
     now = gateway.clock()
+    known = request_fields(ctx, now) if ctx is not None else {}
     fields = {
+        **known,
         "id": headers["x-gateway-request-id"],
-        "tenant": ctx.tenant if ctx is not None else None,
-        "model": ctx.request.model if ctx is not None else None,
+        "cache": headers.get("x-gateway-cache"),  # the stage's result, set on the way
+        "duration_ms": ms(now - arrival),
         "pool": headers.get("x-gateway-pool") or exc.headers.get("x-gateway-pool"),
         "backend": exc.headers.get("x-gateway-backend"),
         "status": exc.http_status(),
         "error": exc.code or exc.type,
-        "cache": headers.get("x-gateway-cache"),
-        "stream": ctx.request.stream if ctx is not None else None,
-        "queue_ms": None,
-        "ttft_ms": None,
-        "duration_ms": ms(now - arrival),
     }
     ends = [*(ctx.marks.ends if ctx is not None else ()), ("refused", now)]
     gateway.report.finished(fields, arrival, now, ends)

@@ -7,9 +7,8 @@ server can be stopped and started again on the same port (Redis going away mid-t
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import time
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,14 +25,16 @@ class RedisServer:
         self._workdir = workdir
         self._proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout_s: float = 10.0) -> None:
+    def start(self) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            pytest.skip("redis-server is not installed (.ci/test installs it)")
+            pytest.fail("redis-server is not installed (bash .ci/test installs it)")
         args = [binary, "--port", str(self.port), "--bind", "127.0.0.1"]
         args += ["--save", "", "--appendonly", "no", "--dir", str(self._workdir)]
-        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self._wait_for_ping(timeout_s)
+        self._proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self._wait_until_ready(self._proc)
 
     def stop(self) -> None:
         if self._proc is None:
@@ -42,22 +43,17 @@ class RedisServer:
         self._proc.wait(timeout=10)
         self._proc = None
 
-    def _wait_for_ping(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            assert self._proc is not None
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"redis-server exited with {self._proc.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(64).startswith(b"+PONG"):
-                        return
-            except OSError:
-                pass  # not listening yet: the loop retries until the deadline
-            if time.monotonic() > deadline:
-                raise TimeoutError("redis-server did not answer PING")
-            time.sleep(0.02)
+    @staticmethod
+    def _wait_until_ready(proc: subprocess.Popen[str]) -> None:
+        """Block on the server's log until it says it is ready (no polling), then keep
+        draining the log in the background so a full pipe never stalls the server."""
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "Ready to accept connections" in line:
+                break
+        else:
+            raise RuntimeError(f"redis-server exited with {proc.wait()}")
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
 
 
 @contextmanager
