@@ -1,13 +1,16 @@
 """Calibrate the simulator against real vLLM (CPU build) on the same workload.
 
-``python -m loadtests.calibration real --out FILE.json`` starts the real vLLM server (set up
-from the cache, see ``loadtests/real``; ``--url`` measures one already running) and measures
-the workload (``workload.py``);
-``... fit --real FILE.json`` prints the step-time coefficients fitted to it (``fit.py``);
-``... sim --profile NAME --real FILE.json --out SIM.json --table TABLE.md`` starts the
-simulator with that profile (real time, vLLM personality), measures the same workload and
-writes the comparison table (``table.py``). ``--rounds`` requests per worker and cell,
-``--passes`` times over the whole workload.
+``python -m loadtests.calibration real --runs N --out FILE.json`` starts the real vLLM server
+``N`` times (set up from the cache, see ``loadtests/real``; a fresh server per run; ``--url``
+measures one already running instead) and measures the workload (``workload.py``) on each,
+``--rounds`` requests per worker and cell, ``--passes`` times over the list of cells; the file
+keeps the plan and every run.
+``... fit --real FILE.json --profile NAME`` fits the profile's cost coefficients to the runs'
+pooled medians by replaying the workload on the engine in virtual time (``fit.py``,
+``replay.py``) and prints them as YAML with the replay's comparison table.
+``... sim --real FILE.json --profile NAME --out SIM.json --table TABLE.md`` starts the
+simulator with that profile (real time, vLLM personality), measures the same plan and writes
+the comparison table (``table.py``).
 """
 
 from __future__ import annotations
@@ -16,61 +19,90 @@ import argparse
 import asyncio
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from loadtests.calibration.fit import fit_step_time
-from loadtests.calibration.table import markdown
-from loadtests.calibration.workload import Plan, measure
+import yaml
+
+from loadtests.calibration.fit import fit_profile
+from loadtests.calibration.replay import replay
+from loadtests.calibration.table import markdown, run_spread
+from loadtests.calibration.workload import Plan, measure, pooled
 from loadtests.loadgen.processes import running
 from loadtests.real.cache import cache_root
 from loadtests.real.launch import free_port
 from loadtests.real.model import SERVED_NAME
 from loadtests.real.vllm_cpu import VllmOptions, vllm_server
+from loadtests.sim.profile import load_profile
+
+Cells = list[dict[str, Any]]
 
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
-    plan = Plan(rounds=args.rounds, passes=args.passes)
-    if args.command == "real" and args.url:
-        _write(args.out, asyncio.run(measure(args.url, SERVED_NAME, plan)))
-    elif args.command == "real":
-        options = VllmOptions(port=free_port(), served_name=SERVED_NAME)
-        with vllm_server(cache_root(), options) as url:
-            _write(args.out, asyncio.run(measure(url, SERVED_NAME, plan)))
+    if args.command == "real":
+        plan = Plan(rounds=args.rounds, passes=args.passes)
+        runs = [_measure_real(args.url, plan) for _ in range(args.runs)]
+        _write(args.out, {"plan": asdict(plan), "runs": runs})
     elif args.command == "fit":
-        print(json.dumps(fit_step_time(_read(args.real)), indent=2))
+        _fit(args.real, args.profile)
     else:
-        port = free_port()
-        argv_sim = [sys.executable, "-m", "loadtests.sim", "--profile", args.profile]
-        argv_sim += ["--served-model", SERVED_NAME, "--port", str(port), "--speed", "1"]
-        url = f"http://127.0.0.1:{port}"
-        log = cache_root() / "logs" / f"sim-{port}.log"
-        with running(argv_sim, [url + "/health"], log):
-            found = asyncio.run(measure(url, SERVED_NAME, plan))
-        _write(args.out, found)
-        table = markdown(_read(args.real), found)
-        Path(args.table).write_text(_header(args.profile, args.real) + table)
-        print(table)
+        _sim(args.real, args.profile, args.out, args.table)
 
 
-def _header(profile: str, real: str) -> str:
+def _measure_real(url: str | None, plan: Plan) -> Cells:
+    if url:
+        return asyncio.run(measure(url, SERVED_NAME, plan))
+    options = VllmOptions(port=free_port(), served_name=SERVED_NAME)
+    with vllm_server(cache_root(), options) as started:
+        return asyncio.run(measure(started, SERVED_NAME, plan))
+
+
+def _fit(real_path: str, profile_name: str) -> None:
+    plan, runs = _read_real(real_path)
+    real = pooled(runs)
+    fitted = fit_profile(real, load_profile(profile_name), plan)
+    fields = {"step_time": fitted.step_time.model_dump(), "frontend_s": fitted.frontend_s}
+    print(yaml.safe_dump(fields, sort_keys=False))
+    tokens = {c["name"]: int(c["prompt_tokens"]) for c in real}
+    print(markdown(real, replay(fitted, plan, tokens)))
+
+
+def _sim(real_path: str, profile: str, out: str, table_path: str) -> None:
+    plan, runs = _read_real(real_path)
+    port = free_port()
+    argv = [sys.executable, "-m", "loadtests.sim", "--profile", profile]
+    argv += ["--served-model", SERVED_NAME, "--port", str(port), "--speed", "1"]
+    url = f"http://127.0.0.1:{port}"
+    with running(argv, [url + "/health"], cache_root() / "logs" / f"sim-{port}.log"):
+        found = asyncio.run(measure(url, SERVED_NAME, plan))
+    _write(out, found)
+    table = markdown(pooled(runs), found) + run_spread(runs)
+    Path(table_path).write_text(_header(profile, real_path, plan, len(runs)) + table)
+    print(table)
+
+
+def _header(profile: str, real: str, plan: Plan, runs: int) -> str:
     return (
         f"# Simulator profile `{profile}` against the real server\n\n"
-        f"Real: `{real}` (`python -m loadtests.calibration real`). Simulator: the same\n"
-        f"workload (`loadtests/calibration/workload.py`) against `python -m loadtests.sim\n"
-        f"--profile {profile} --speed 1` (`python -m loadtests.calibration sim`). Medians\n"
-        "per cell; error = (sim - real) / real.\n\n"
+        f"Real: `{real}`\n"
+        f"(`python -m loadtests.calibration real --runs {runs}`): {runs} runs of {plan.passes}"
+        f" passes, {plan.rounds} requests per\n"
+        "worker and cell, samples pooled. Simulator: the same workload (`workload.py`) against\n"
+        f"`python -m loadtests.sim --profile {profile} --speed 1`\n"
+        "(`python -m loadtests.calibration sim`). Medians per cell;"
+        " error = (sim - real) / real.\n\n"
     )
 
 
-def _read(path: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = json.loads(Path(path).read_text())
-    return found
+def _read_real(path: str) -> tuple[Plan, list[Cells]]:
+    found = json.loads(Path(path).read_text())
+    return Plan.from_dict(found["plan"]), found["runs"]
 
 
-def _write(path: str, cells: list[dict[str, Any]]) -> None:
-    Path(path).write_text(json.dumps(cells, indent=1) + "\n")
+def _write(path: str, found: object) -> None:
+    Path(path).write_text(json.dumps(found, indent=1) + "\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -80,8 +112,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--real", default="loadtests/calibration/vllm-cpu-gemma-3-270m.json")
     parser.add_argument("--profile", default="gemma-3-270m-vllm-cpu")
     parser.add_argument("--table", default="loadtests/calibration/gemma-3-270m-vllm-cpu.md")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--passes", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=1, help="real: fresh servers, pooled")
     parser.add_argument("--url", help="real: measure this running server instead")
     return parser
 

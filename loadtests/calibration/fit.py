@@ -1,43 +1,100 @@
-"""Step-time coefficients of a simulator profile fitted to a real server's measurements.
+"""The simulator's cost coefficients fitted to a real server's measurements.
 
-The profile's step time is ``base + prefill * P + seq * R + ctx * C`` (``sim/profile.py``).
-From the cells without prefix hits (``workload.py``):
+Algorithm: minimise, over the step-time coefficients of ``sim/profile.py`` (``base_s``,
+``per_prefill_token_s``, ``per_running_seq_s``, ``per_context_token_s``,
+``per_prefill_attention_s``, ``per_cached_chunk_s``) and the front end's ``frontend_s``,
+the ``p``-norm (``p`` = 8: close to the largest error, yet smooth enough to descend) of the
+log errors ``log(sim / real)`` of every cell's TTFT p50 and TPOT p50, where ``sim`` comes
+from replaying the same workload on the engine in virtual time (``replay.py``). Nelder-Mead
+over the logarithms of the coefficients (so they stay positive and scale-free), restarted
+``restarts`` times from its last answer (a restart rebuilds the simplex, which gets it out
+of the flat spots the discrete steps of the engine make). Coefficients are rounded to three
+significant digits.
 
-- ``ctx``: the slope of TPOT over prompt tokens at concurrency 1 (a decode step reads the
-  whole context), and ``base + seq`` its intercept;
-- ``seq``: a third of the TPOT growth from concurrency 1 to 4 at the shortest prompt;
-- ``prefill``: the slope of TTFT over prompt tokens at concurrency 1, less ``ctx`` (the
-  prefill step also reads the context it writes).
-
-Least squares over the cells; negative results are clamped to 0.
+Parameters: the real cells, the profile to start from (its other fields are kept), the
+``Plan`` the cells were measured with, ``max_evals`` per restart, ``restarts``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+from scipy.optimize import minimize
 
-def slope_intercept(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
-    return slope, my - slope * mx
+from loadtests.calibration.replay import replay
+from loadtests.calibration.workload import Plan
+from loadtests.sim.profile import Profile
+
+STEP_FIELDS = (
+    "base_s",
+    "per_prefill_token_s",
+    "per_running_seq_s",
+    "per_context_token_s",
+    "per_prefill_attention_s",
+    "per_cached_chunk_s",
+)
+FLOOR = 1e-12  # log of 0 is undefined; a coefficient this small is 0 in effect
+NORM = 8
 
 
-def fit_step_time(cells: Sequence[dict[str, Any]]) -> dict[str, float]:
-    plain = [c for c in cells if not c["prefix_hit"]]
-    single = sorted((c for c in plain if c["concurrency"] == 1), key=lambda c: c["prompt_tokens"])
-    xs = [float(c["prompt_tokens"]) for c in single]
-    ctx, base_plus_seq = slope_intercept(xs, [c["tpot_p50_s"] for c in single])
-    ttft_slope, _ = slope_intercept(xs, [c["ttft_p50_s"] for c in single])
-    shortest = single[0]["length"]
-    four = next(c for c in plain if c["concurrency"] == 4 and c["length"] == shortest)
-    seq = max(0.0, (four["tpot_p50_s"] - single[0]["tpot_p50_s"]) / 3)
-    ctx = max(0.0, ctx)
-    return {
-        "base_s": max(0.0, base_plus_seq - seq),
-        "per_prefill_token_s": max(0.0, ttft_slope - ctx),
-        "per_running_seq_s": seq,
-        "per_context_token_s": ctx,
-    }
+def with_coefficients(profile: Profile, values: Sequence[float]) -> Profile:
+    """``profile`` with the step-time fields then ``frontend_s`` replaced by ``values``."""
+    step = dict(zip(STEP_FIELDS, values[: len(STEP_FIELDS)], strict=True))
+    return profile.model_copy(
+        update={
+            "step_time": profile.step_time.model_copy(update=step),
+            "frontend_s": values[len(STEP_FIELDS)],
+        }
+    )
+
+
+def coefficients(profile: Profile) -> list[float]:
+    step = profile.step_time
+    return [*(float(getattr(step, name)) for name in STEP_FIELDS), profile.frontend_s]
+
+
+def log_errors(real: Sequence[dict[str, Any]], sim: Sequence[dict[str, Any]]) -> list[float]:
+    """``log(sim / real)`` of TTFT p50 then TPOT p50, cell by cell (matched by name)."""
+    by_name = {c["name"]: c for c in sim}
+    return [
+        math.log(by_name[r["name"]][key] / r[key])
+        for key in ("ttft_p50_s", "tpot_p50_s")
+        for r in real
+    ]
+
+
+def loss(profile: Profile, real: Sequence[dict[str, Any]], plan: Plan) -> float:
+    tokens = {c["name"]: int(c["prompt_tokens"]) for c in real}
+    errors = np.abs(log_errors(real, replay(profile, plan, tokens)))
+    return float(np.mean(errors**NORM) ** (1 / NORM))
+
+
+def fit_profile(
+    real: Sequence[dict[str, Any]],
+    start: Profile,
+    plan: Plan,
+    *,
+    max_evals: int = 1500,
+    restarts: int = 3,
+) -> Profile:
+    """The profile, from ``start``, whose replay best matches ``real`` (see the module)."""
+
+    def objective(x: np.ndarray) -> float:
+        return loss(with_coefficients(start, np.exp(x).tolist()), real, plan)
+
+    x = np.log(np.maximum(coefficients(start), FLOOR))
+    for _ in range(restarts):
+        found = minimize(
+            objective, x, method="Nelder-Mead", options={"maxfev": max_evals, "fatol": 1e-6}
+        )
+        x = found.x
+    return with_coefficients(start, [_round(v) for v in np.exp(x).tolist()])
+
+
+def _round(value: float) -> float:
+    if value < 1e-10:
+        return 0.0
+    return float(f"{value:.3g}")

@@ -10,9 +10,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from loadtests.calibration.workload import pooled
+
 
 def error(sim: float, real: float) -> float:
     return (sim - real) / real if real else 0.0
+
+
+def run_spread(runs: Sequence[Sequence[dict[str, Any]]]) -> str:
+    """A line saying how far single real runs stray from their pool: the noise floor of
+    the comparison on a shared machine."""
+    pool = {c["name"]: c for c in pooled(runs)}
+    worst = {"ttft_p50_s": 0.0, "tpot_p50_s": 0.0}
+    for run in runs:
+        for cell in run:
+            for key in worst:
+                worst[key] = max(worst[key], abs(error(cell[key], pool[cell["name"]][key])))
+    return (
+        f"Real run to run: the medians of single runs ({len(runs)}) differ from the pooled ones"
+        f" by up to {worst['ttft_p50_s']:.0%} (TTFT) and {worst['tpot_p50_s']:.0%} (TPOT).\n"
+    )
 
 
 def markdown(

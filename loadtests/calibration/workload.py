@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -35,6 +36,18 @@ class Plan:
     max_tokens: int = 32
     hit_length: int = 1024
     passes: int = 1
+
+    @classmethod
+    def from_dict(cls, found: dict[str, Any]) -> Plan:
+        """The plan ``dataclasses.asdict`` wrote (JSON turns its tuples into lists)."""
+        return cls(
+            lengths=tuple(found["lengths"]),
+            concurrencies=tuple(found["concurrencies"]),
+            rounds=int(found["rounds"]),
+            max_tokens=int(found["max_tokens"]),
+            hit_length=int(found["hit_length"]),
+            passes=int(found["passes"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +128,20 @@ async def measure_cell(
     for found in await asyncio.gather(*(worker() for _ in range(cell.concurrency))):
         cell.samples.extend(found)
     return cell
+
+
+def pooled(runs: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Cell summaries of several runs of one plan with their samples pooled per cell (in the
+    first run's order) and the medians recomputed over the pool."""
+    merged: dict[str, Cell] = {}
+    for run in runs:
+        for found in run:
+            cell = merged.setdefault(
+                found["name"],
+                Cell(found["name"], found["length"], found["concurrency"], found["prefix_hit"]),
+            )
+            cell.samples.extend(Sample(**sample) for sample in found["samples"])
+    return [cell.summary() for cell in merged.values()]
 
 
 def cells(plan: Plan) -> list[Cell]:

@@ -13,11 +13,13 @@ overtaken. A sequence whose computed tokens reach its total tokens samples one t
 speculative decoding ``1 + accepted`` tokens). The step lasts ``Profile.step_time`` of the
 batch. The engine has no clock: ``step()`` returns the duration and the caller advances time.
 
-Parameters: a ``Profile`` and a ``seed`` for the speculative acceptance draws.
+Parameters: a ``Profile`` and a ``seed`` for the speculative acceptance draws and the
+step-time noise (``Profile.step_time_cv``).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
@@ -232,7 +234,7 @@ class Engine:
     ) -> StepResult:
         emitted: dict[str, int] = {}
         finished: dict[str, str] = {}
-        prefill = context = decoding = attention = 0
+        prefill = context = decoding = attention = cached_chunks = 0
         for seq, n in scheduled:
             if seq.decoding:
                 decoding += 1
@@ -240,6 +242,7 @@ class Engine:
                 prefill += n
                 # Each of the n new prompt tokens attends to what precedes it.
                 attention += n * seq.num_computed + n * (n + 1) // 2
+                cached_chunks += seq.num_computed > 0
             seq.num_computed += n
             context += seq.num_computed
             self._register_blocks(seq)
@@ -249,7 +252,8 @@ class Engine:
                     finished[seq.req.request_id] = self._finish(seq)
         if finished:
             self._running = [s for s in self._running if s.req.request_id not in finished]
-        duration = self._duration(prefill, len(scheduled), context, decoding, attention)
+        prefill_work = (attention, cached_chunks)
+        duration = self._duration(prefill, len(scheduled), context, decoding, prefill_work)
         return StepResult(duration, emitted, finished, admitted, prefill, len(scheduled))
 
     def _register_blocks(self, seq: Sequence) -> None:
@@ -287,10 +291,22 @@ class Engine:
         return seq.finish_reason
 
     def _duration(
-        self, prefill: int, running: int, context: int, decoding: int, attention: int
+        self,
+        prefill: int,
+        running: int,
+        context: int,
+        decoding: int,
+        prefill_work: tuple[int, int],
     ) -> float:
-        t = self.profile.step_time.seconds(prefill, running, context, attention)
+        t = self.profile.step_time.seconds(prefill, running, context, *prefill_work)
         spec = self.profile.speculative
         if spec is not None and decoding:
             t += spec.base_overhead_s + spec.per_seq_overhead_s * decoding
-        return t
+        return t * self._noise()
+
+    def _noise(self) -> float:
+        cv = self.profile.step_time_cv
+        if cv == 0:
+            return 1.0  # no draw: profiles without noise keep their speculative draws
+        sigma = math.sqrt(math.log1p(cv * cv))
+        return self._rng.lognormvariate(-sigma * sigma / 2, sigma)

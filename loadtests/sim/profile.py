@@ -5,16 +5,21 @@ Algorithm: one engine step (one forward pass of the continuous batch) costs
     t = base_s + per_prefill_token_s * prefill_tokens
         + per_running_seq_s * num_running + per_context_token_s * total_context_tokens
         + per_prefill_attention_s * prefill_attention_pairs
+        + per_cached_chunk_s * cached_chunks
 
 seconds, where ``prefill_tokens`` are the prompt tokens computed in the step (chunked
 prefill), ``num_running`` the sequences in the batch, ``total_context_tokens`` the KV
-positions attention reads and ``prefill_attention_pairs`` the (prompt token, position it
-attends to) pairs of the step's prefill chunks: attention's quadratic share of prefill,
-which matters where attention is slow next to the weights (a CPU; 0 by default). With
+positions attention reads, ``prefill_attention_pairs`` the (prompt token, position it
+attends to) pairs of the step's prefill chunks (attention's quadratic share of prefill) and
+``cached_chunks`` the prefill chunks that follow KV already in the cache (a prefix hit or an
+earlier chunk). The last two matter where attention is slow next to the weights, on a CPU:
+vLLM's CPU build pays a fixed ~20 ms for a chunk after cached KV whether 1k or 2k positions
+are cached (``profiles/gemma-3-270m-vllm-cpu.yaml``). Both are 0 by default. With
 speculative decoding each step also pays the draft and verification cost ``base_overhead_s +
 per_seq_overhead_s * num_decoding`` and a decoding sequence gains ``1 + accepted`` tokens,
 accepted ~ truncated geometric with rate ``acceptance_rate`` over ``num_draft_tokens``
-drafts (expectation ``1 + sum alpha^i``).
+drafts (expectation ``1 + sum alpha^i``). With ``step_time_cv`` > 0 each step's time is
+multiplied by a lognormal factor of mean 1 and that coefficient of variation.
 
 Parameters live in YAML files under ``loadtests/sim/profiles/``; each file cites the
 published figures it is calibrated from.
@@ -40,9 +45,15 @@ class StepTime(BaseModel):
     per_running_seq_s: float = Field(ge=0)
     per_context_token_s: float = Field(ge=0)
     per_prefill_attention_s: float = Field(default=0.0, ge=0)
+    per_cached_chunk_s: float = Field(default=0.0, ge=0)
 
     def seconds(
-        self, prefill_tokens: int, num_running: int, context_tokens: int, attention: int = 0
+        self,
+        prefill_tokens: int,
+        num_running: int,
+        context_tokens: int,
+        attention: int = 0,
+        cached_chunks: int = 0,
     ) -> float:
         return (
             self.base_s
@@ -50,6 +61,7 @@ class StepTime(BaseModel):
             + self.per_running_seq_s * num_running
             + self.per_context_token_s * context_tokens
             + self.per_prefill_attention_s * attention
+            + self.per_cached_chunk_s * cached_chunks
         )
 
 
@@ -96,6 +108,10 @@ class Profile(BaseModel):
     # template, tokenising), one request at a time: visible on a CPU server, negligible next
     # to a GPU's steps.
     frontend_s: float = Field(default=0.0, ge=0)
+    # Real steps vary around the model (OS scheduling, caches, Python in the loop); without
+    # it a closed loop of equal requests locks into one schedule that a real server never
+    # holds. Lognormal factor of mean 1 and this coefficient of variation (0: exact).
+    step_time_cv: float = Field(default=0.0, ge=0, le=2)
     natural_stop: NaturalStop = NaturalStop()
     speculative: Speculative | None = None
 

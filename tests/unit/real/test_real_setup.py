@@ -1,5 +1,5 @@
 """The pure parts of the real-backend set-up and calibration: where the cache is, the
-servers' command lines, the step-time fit and the comparison table."""
+servers' command lines and the comparison table."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from loadtests.calibration.fit import fit_step_time
 from loadtests.calibration.table import markdown
 from loadtests.real.cache import cache_root, is_done, mark_done
 from loadtests.real.llamacpp import CMAKE_OPTIONS, ServeOptions, server_argv
-from loadtests.real.prompts import filler
+from loadtests.real.prompts import NONCE_WORDS, filler
 from loadtests.real.vllm_cpu import VllmOptions
 from loadtests.real.vllm_cpu import server_argv as vllm_argv
+from loadtests.sim.tokenizer import count_tokens
 
 
 def test_cache_root_follows_the_environment(
@@ -53,11 +53,12 @@ def test_vllm_command_line() -> None:
 
 def test_filler_is_one_short_word_per_token_after_a_nonce() -> None:
     text = filler(12)
-    nonce, *words = text.split()
-    assert len(nonce) == 32
-    assert len(words) == 12
-    assert all(len(w) <= 5 for w in words)
+    assert len(text.split()) == NONCE_WORDS + 12
+    assert all(len(w) <= 5 for w in text.split())
+    assert count_tokens(text) == NONCE_WORDS + 12  # the simulator counts what Gemma counts
+    assert text.endswith(filler(12, nonce=False))
     assert filler(5, nonce=False) == filler(5, nonce=False)
+    assert len({filler(5) for _ in range(50)}) == 50
 
 
 def cell(name: str, tokens: int, c: int, ttft: float, tpot: float) -> dict[str, object]:
@@ -70,20 +71,6 @@ def cell(name: str, tokens: int, c: int, ttft: float, tpot: float) -> dict[str, 
         "ttft_p50_s": ttft,
         "tpot_p50_s": tpot,
     }
-
-
-def test_fit_recovers_linear_coefficients() -> None:
-    base, prefill, seq, ctx = 0.03, 2e-4, 0.004, 1e-5
-    cells = [
-        cell(f"L{n} c1", n, 1, base + seq + (prefill + ctx) * n, base + seq + ctx * n)
-        for n in (100, 500, 1000)
-    ]
-    cells.append(cell("L100 c4", 100, 4, 0.5, base + 4 * seq + ctx * 100))
-    fitted = fit_step_time(cells)
-    assert fitted["base_s"] == pytest.approx(base)
-    assert fitted["per_prefill_token_s"] == pytest.approx(prefill)
-    assert fitted["per_running_seq_s"] == pytest.approx(seq)
-    assert fitted["per_context_token_s"] == pytest.approx(ctx)
 
 
 def test_table_reports_errors_and_the_verdict() -> None:

@@ -142,3 +142,47 @@ def test_request_validation() -> None:
     engine.add_request(req("a", tokens(0, 10), 5))
     with pytest.raises(ValueError, match="duplicate"):
         engine.add_request(req("a", tokens(0, 10), 5))
+
+
+CACHED = StepTime(base_s=0.01, per_prefill_token_s=0.001, per_running_seq_s=0.0,
+                  per_context_token_s=0.0, per_cached_chunk_s=0.02)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("prompt_len", "cached_chunks"),
+    [(500, 0), (512, 0), (513, 1), (1100, 2)],  # chunks of 512: all but the first follow KV
+)
+def test_chunks_after_cached_kv_pay_the_fixed_cost(prompt_len: int, cached_chunks: int) -> None:
+    runner = VirtualRunner(Engine(make_profile(step_time=CACHED)))
+    trace = runner.run([(0.0, req("a", tokens(0, prompt_len), 1))])["a"]
+    steps = -(-prompt_len // 512)
+    expected = steps * 0.01 + prompt_len * 0.001 + cached_chunks * 0.02
+    assert trace.first_token == pytest.approx(expected)
+
+
+def test_a_prefix_hit_pays_the_cached_chunk_cost_once() -> None:
+    runner = VirtualRunner(Engine(make_profile(step_time=CACHED)))
+    prompt = tokens(0, 100)  # 6 full blocks; 96 cached, 4 computed on the repeat
+    runner.run([(0.0, req("a", prompt, 1))])
+    t0 = runner.now
+    trace = runner.run([(t0, req("b", prompt, 1))])["b"]
+    assert trace.first_token is not None
+    assert trace.first_token - t0 == pytest.approx(0.01 + 4 * 0.001 + 0.02)
+
+
+def step_durations(cv: float, seed: int, n: int = 4000) -> list[float]:
+    engine = Engine(make_profile(step_time=STEP, step_time_cv=cv), seed=seed)
+    engine.add_request(req("a", tokens(0, 8), n))
+    return [engine.step().duration_s for _ in range(n)]
+
+
+def test_step_time_noise_keeps_the_mean_and_has_the_profiles_spread() -> None:
+    exact = step_durations(0.0, seed=1)
+    assert set(exact[1:]) == {0.01}  # decode steps: the model's time, no noise
+    noisy = step_durations(0.2, seed=1)[1:]
+    mean = sum(noisy) / len(noisy)
+    sd = (sum((d - mean) ** 2 for d in noisy) / len(noisy)) ** 0.5
+    assert mean == pytest.approx(0.01, rel=0.02)
+    assert sd / mean == pytest.approx(0.2, rel=0.1)
+    assert noisy == step_durations(0.2, seed=1)[1:]  # seeded: the same run twice
+    assert noisy != step_durations(0.2, seed=2)[1:]
