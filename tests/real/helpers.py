@@ -100,11 +100,16 @@ async def leave_during(
 
 
 async def leave_after_first_token(http: httpx.AsyncClient, gateway: str) -> None:
+    """Stream a long answer and leave once a chunk carries text: vLLM's first chunk has the
+    role and an empty content, which comes before the first token."""
     body = chat_body(filler(20), stream=True, **LONG)
     async with http.stream("POST", gateway + CHAT, json=body) as response:
         assert response.status_code == 200
         async for line in response.aiter_lines():
-            if '"content":"' in line.replace(" ", ""):
+            if not line.startswith("data: {"):
+                continue
+            choices = orjson.loads(line[6:]).get("choices") or [{}]
+            if choices[0].get("delta", {}).get("content"):
                 return
 
 
