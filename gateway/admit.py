@@ -1,8 +1,9 @@
 """The admission stage of the request path: decide, maybe degrade, then wait for a slot.
 
 A request planned onto a pool is checked by that pool's admission (which may refuse it at
-once, or say "degrade" under the overload ladder when the gateway chose the pool itself);
-a degraded request is checked again by the pool it moves to, and never moved twice. Then it
+once, or say "degrade" under the overload ladder when the gateway chose the pool itself and
+the request fits the smaller pool's context window); a degraded request is checked again by
+the pool it moves to, and never moved twice. Then it
 waits for a slot there. A client leaving while it waits is counted as a ``queued``
 cancellation.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from gateway.admission.controller import Permit, PoolAdmission
 from gateway.pipeline import Plan, RequestContext
+from gateway.planning import fits_pool
 from gateway.request_facts import admission_request
 from gateway.runtime import Gateway
 
@@ -26,9 +28,9 @@ class Admitted:
 
 
 async def admit(gateway: Gateway, ctx: RequestContext, plan: Plan) -> Admitted:
-    auto = ctx.policy.models[ctx.request.model].auto
     pool = _admission(gateway, plan)
-    request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=auto)
+    degradable = may_degrade(ctx, plan, pool.settings.degrade_to)
+    request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=degradable)
     decision = pool.check(request)
     degraded = decision.degrade_to is not None
     if decision.degrade_to is not None:
@@ -44,6 +46,15 @@ async def admit(gateway: Gateway, ctx: RequestContext, plan: Plan) -> Admitted:
         raise
     gateway.metrics.admitted.labels(plan.pool.name).inc()
     return Admitted(plan, permit, degraded)
+
+
+def may_degrade(ctx: RequestContext, plan: Plan, smaller: str | None) -> bool:
+    """Whether the overload ladder may move this request to the ``smaller`` pool: only a
+    request the gateway routed itself (``route: auto``), and only into a pool whose context
+    window it fits."""
+    if not ctx.policy.models[ctx.request.model].auto:
+        return False
+    return smaller is None or fits_pool(ctx, plan, ctx.policy.pools[smaller])
 
 
 def _admission(gateway: Gateway, plan: Plan) -> PoolAdmission:

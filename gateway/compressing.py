@@ -45,25 +45,26 @@ def compress_stage(
     summaries: SummaryService | None,
     metrics: GatewayMetrics,
     headers: dict[str, str],
-) -> RequestContext:
+) -> tuple[RequestContext, Plan]:
+    """The request fitted to its pool's context, and the plan with the count it now has."""
     pool = plan.pool
     if not owns_context_check(ctx, pool):
-        return ctx
+        return ctx, plan
     settings = pool.settings.compression
     body = ctx.request.body
     messages = body["messages"]
     budget = _budget(pool, settings, requested_max_tokens(body))
     counted = plan.prompt_tokens
     if counted is not None and 0 < counted <= budget:
-        return ctx  # fits the budget, so the context too: no need to count again
+        return ctx, plan  # fits the budget, so the context too: no need to count again
     if budget < 1 or ctx.headers.get("x-gateway-rewrite", "").lower() == "off":
         _check_context(ctx, pool, counted or _COUNTER.count_messages(messages))
-        return ctx
+        return ctx, plan
     config = CompressConfig(budget, settings.keep_last_turns, settings.step_tokens)
     result = compress(messages, _COUNTER, config)
     if result.record is None:
         _check_context(ctx, pool, result.tokens_before)
-        return ctx
+        return ctx, plan
     if settings.summary.enabled and summaries is not None:
         result = _with_cached_summary(ctx, result, settings, summaries, budget)
     record = result.record
@@ -74,7 +75,8 @@ def compress_stage(
         max(0, record.tokens_before - record.tokens_after)
     )
     compressed = {**body, "messages": list(result.messages)}
-    return replace(ctx, request=replace(ctx.request, body=compressed))
+    ctx = replace(ctx, request=replace(ctx.request, body=compressed))
+    return ctx, replace(plan, prompt_tokens=record.tokens_after)
 
 
 def _budget(pool: PoolSpec, settings: CompressionSettings, max_tokens: int | None) -> int:

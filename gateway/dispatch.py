@@ -1,6 +1,7 @@
 """Open the upstream exchange: retries before the first byte, then fallback pools.
 
-Algorithm: in the planned pool, then in each pool of its ``fallback`` list, up to
+Algorithm: in the planned pool, then in each pool of its ``fallback`` list whose context
+window the request fits (``planning.fits_pool``: a backend would refuse it), up to
 ``retry.attempts`` attempts, each on a replica this request has not tried yet, with
 exponential backoff and jitter between them (tenacity). Only retryable failures (a refused
 connection, a backend's 429/502/503, no eligible replica) move on. Every retry and every move
@@ -34,6 +35,7 @@ from gateway.errors import GatewayError
 from gateway.lifecycle import Lease, Outcome, Phase
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline import Plan, RequestContext, pick_backend
+from gateway.planning import fits_pool
 from gateway.proxy import Proxy
 from gateway.report import Reporter
 from gateway.retry_budget import RetryBudget
@@ -89,7 +91,8 @@ class Dispatcher:
         attempt's lease, or here when every attempt failed."""
         self.budget.on_request()
         run = _Run(ctx, permit, RouteFacts.of(ctx.request, ctx.headers))
-        pools = [plan.pool, *(ctx.policy.pools[p] for p in plan.pool.settings.fallback)]
+        fallbacks = (ctx.policy.pools[name] for name in plan.pool.settings.fallback)
+        pools = [plan.pool, *(p for p in fallbacks if fits_pool(ctx, plan, p))]
         for index, pool in enumerate(pools):
             if index and not self._spend(plan.pool.name, "fallback"):
                 break

@@ -36,6 +36,18 @@ def plan_pool(ctx: RequestContext) -> Plan:
     return replace(plan, length=classes.length.value, prompt_tokens=classes.prompt_tokens)
 
 
+def fits_pool(ctx: RequestContext, plan: Plan, pool: PoolSpec) -> bool:
+    """Whether the request as planned (after compression, if any) fits ``pool``'s context
+    window: the check before moving it to a pool planning did not choose (a degrade or a
+    fallback), so that it is not sent where the backend must refuse it. True when the pool
+    has no limit or nothing counted the request (no pool of the policy has a limit)."""
+    limit = pool.settings.max_context
+    if limit is None or plan.prompt_tokens is None:
+        return True
+    max_tokens = requested_max_tokens(ctx.request.body)
+    return check_context(plan.prompt_tokens, max_tokens, limit, prompt_estimated=True).fits
+
+
 def classify(ctx: RequestContext) -> Classification:
     body = ctx.request.body
     config = ctx.policy.classify

@@ -120,7 +120,7 @@ async def _dispatch(
         return cached.response  # a hit takes no admission slot and no backend
     plan = plan_pool(ctx)
     marks.mark("plan", clock())
-    ctx = compress_stage(ctx, plan, gateway.summaries, gateway.metrics, headers)
+    ctx, plan = compress_stage(ctx, plan, gateway.summaries, gateway.metrics, headers)
     marks.mark("compress", clock())
     admitted = await admit(gateway, ctx, plan)
     marks.mark("admit", clock())

@@ -89,7 +89,7 @@ def main() -> None:
         tokens = counter.count_messages(messages)
 
         def stages(ctx: RequestContext = ctx) -> object:
-            return compress_stage(ctx, plan_pool(ctx), None, metrics, {})
+            return compress_stage(ctx, plan_pool(ctx), None, metrics, {})[0]
 
         print(f"plan + compress {turns:3d} turns ({tokens:6d} tokens): {_time(stages, args.calls)}")
     dropped = compress(conversation(60), counter, CompressConfig(7936, 4)).dropped

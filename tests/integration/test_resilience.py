@@ -119,6 +119,24 @@ def test_fallback_pool_serves_and_marks_degraded() -> None:
     assert 'gateway_fallbacks_total{from_pool="large",to_pool="small"} 1.0' in metrics
 
 
+def test_fallback_skips_a_pool_whose_context_the_request_does_not_fit() -> None:
+    extra = BUDGET + "pools:\n  large: {fallback: [small]}\n  small: {max_context: 600}\n"
+    long = " ".join(["word"] * 800)  # ~800 tokens: fits large (no limit), not small
+    with _fakes(503, None) as fakes:
+        policy = _policy([(fakes[0][0], "large"), (fakes[1][0], "small")], extra)
+        with _gateway(policy) as http:
+            short = _ask(http, model="smart")
+            body = {"model": "smart", "messages": [{"role": "user", "content": long}]}
+            refused = http.post(CHAT, json=body)
+    assert short.status_code == 200  # a request that fits still falls back
+    assert short.headers["x-gateway-pool"] == "small"
+    # The long one is not sent where the backend would refuse it: the large pool's 503 is
+    # the answer, and the small pool's backend saw only the short request.
+    assert refused.status_code == 503
+    assert "retry-after" in refused.headers
+    assert len(fakes[1][1].bodies) == 1
+
+
 def test_spent_budget_answers_the_error_instead_of_retrying() -> None:
     extra = "retry_budget: {ratio: 0, min_retries_per_s: 0}\npools:\n  large: {fallback: [small]}\n"
     with _fakes(503, None) as fakes:

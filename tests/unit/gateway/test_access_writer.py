@@ -67,3 +67,28 @@ def test_survives_logging_reconfiguration() -> None:
     writer.stop()
     logger.removeHandler(writer)
     assert stream.getvalue() == "after\n"
+
+
+class CountingStream(StuckStream):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+        self.entered = threading.Event()
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        self.entered.set()
+        return super().write(text)
+
+
+def test_lines_queued_behind_a_slow_write_go_out_in_one_write() -> None:
+    stream = CountingStream()
+    writer = BackgroundWriter(stream)
+    writer.emit(_record("first"))  # the thread takes it and blocks in write
+    assert stream.entered.wait(5)
+    for i in range(20):
+        writer.emit(_record(str(i)))
+    stream.release.set()
+    writer.stop()
+    assert stream.getvalue().splitlines() == ["first", *(str(i) for i in range(20))]
+    assert stream.writes == 2

@@ -41,7 +41,7 @@ def _run(
     ctx = RequestContext("r", 0.0, request, policy, headers or {})
     out: dict[str, str] = {}
     metrics = GatewayMetrics(CollectorRegistry())
-    return compress_stage(ctx, plan_pool(ctx), None, metrics, out), out, metrics
+    return compress_stage(ctx, plan_pool(ctx), None, metrics, out)[0], out, metrics
 
 
 @pytest.mark.parametrize(
@@ -116,3 +116,16 @@ def test_a_missed_budget_within_the_context_is_sent_unchanged() -> None:
     ctx, headers, _ = _run(pool, {"messages": CHAT})
     assert ctx.request.body["messages"] == CHAT
     assert "x-gateway-compressed" not in headers
+
+
+def test_the_plan_carries_the_compressed_count() -> None:
+    # Later moves (degrade, fallback) check other pools' windows with the plan's count.
+    policy = load_policy_text(_policy("{max_context: 2000, compression: {enabled: true}}"))
+    request = ParsedRequest("chat", "chat", False, {"model": "chat", "messages": CHAT})
+    ctx = RequestContext("r", 0.0, request, policy, {})
+    planned = plan_pool(ctx)
+    metrics = GatewayMetrics(CollectorRegistry())
+    ctx, plan = compress_stage(ctx, planned, None, metrics, {})
+    assert planned.prompt_tokens is not None
+    assert planned.prompt_tokens > 2000
+    assert plan.prompt_tokens == COUNTER.count_messages(ctx.request.body["messages"])
