@@ -83,7 +83,10 @@ def _budget(pool: PoolSpec, settings: CompressionSettings, max_tokens: int | Non
     limits = [] if settings.budget_tokens is None else [settings.budget_tokens]
     if pool.settings.max_context is not None:
         completion = max_tokens if max_tokens is not None else settings.reserve_tokens
-        limits.append(pool.settings.max_context - completion)
+        # The count is an estimate (p95 error 13% on prose and code): a request compressed
+        # to exactly the window by estimate may not fit the backend's tokenizer.
+        room = pool.settings.max_context - completion
+        limits.append(int(room * (1 - settings.context_margin)))
     return min(limits)  # the compile step guarantees one of the two
 
 

@@ -109,6 +109,12 @@ class Compression(_Strict):
     reserve_tokens: int = Field(
         default=256, ge=1, description="Completion room when the client sets no max_tokens"
     )
+    context_margin: float = Field(
+        default=0.1,
+        ge=0,
+        lt=0.5,
+        description="Share of the window's prompt room left free for the token estimate's error",
+    )
     summary: Summary = Summary()
 
 
