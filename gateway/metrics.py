@@ -74,6 +74,20 @@ class GatewayMetrics:
             ["status", "type"],
             registry=registry,
         )
+        # Per tenant (the policy's auth.tenants: a bounded set) whatever the outcome: served,
+        # answered from the cache, or refused (rate limit, shedding, bad input).
+        self.tenant_requests = Counter(
+            "gateway_tenant_requests",
+            "Requests finished, by tenant, public model and HTTP status (when tenants are set)",
+            ["tenant", "model", "status"],
+            registry=registry,
+        )
+        self.tenant_tokens = Counter(
+            "gateway_tenant_tokens",
+            "Tokens of finished requests, by tenant and kind (prompt | completion)",
+            ["tenant", "kind"],
+            registry=registry,
+        )
         self.cancellations = Counter(
             "gateway_cancellations",
             "Requests whose client left before the end, by phase "

@@ -1,4 +1,5 @@
-"""Where a finished request is reported: the access log, and traces when tracing is on."""
+"""Where a finished request is reported: the access log, per-tenant metrics, and traces when
+tracing is on. Every request a client sent ends here once, served, replayed or refused."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gateway.access_log import AccessLog, ms
+from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Tracing
 from gateway.tracing.marks import intervals
 
@@ -15,9 +17,15 @@ if TYPE_CHECKING:
 
 
 class Reporter:
-    def __init__(self, clock: Callable[[], float], access: AccessLog | None = None) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        access: AccessLog | None = None,
+        metrics: GatewayMetrics | None = None,
+    ) -> None:
         self.access = access or AccessLog()
         self._clock = clock
+        self._metrics = metrics
         self.tracer: RequestTracer | None = None
 
     def configure(self, settings: Tracing) -> None:
@@ -39,6 +47,8 @@ class Reporter:
         stage_ends: Sequence[tuple[str, float]],
     ) -> None:
         self.access.write(fields)
+        if self._metrics is not None and fields.get("tenant") is not None:
+            _count_tenant(self._metrics, fields)
         if self.tracer is not None:
             self.tracer.record(fields, arrival, end, intervals(arrival, stage_ends))
 
@@ -46,6 +56,14 @@ class Reporter:
         if self.tracer is not None:
             self.tracer.shutdown()
             self.tracer = None
+
+
+def _count_tenant(metrics: GatewayMetrics, fields: dict[str, Any]) -> None:
+    tenant = fields["tenant"]
+    metrics.tenant_requests.labels(tenant, fields.get("model") or "", str(fields["status"])).inc()
+    for kind, key in (("prompt", "tokens_in"), ("completion", "tokens_out")):
+        if fields.get(key):
+            metrics.tenant_tokens.labels(tenant, kind).inc(fields[key])
 
 
 def request_fields(ctx: RequestContext, now: float) -> dict[str, Any]:

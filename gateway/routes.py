@@ -6,6 +6,7 @@ import asyncio
 import logging
 import uuid
 from dataclasses import replace
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException
@@ -80,8 +81,13 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
         return _refuse(gateway, exc, headers, arrival, None)
     watch = DisconnectWatch(request.receive)
     ctx = None
+    # What is known of a request refused before its context exists (the access log's and
+    # per-tenant metrics' view of a rate-limited or over-limit request).
+    known: dict[str, Any] = {"tenant": caller.name if caller is not None else None}
     try:
-        parsed = await screen(policy, caller, parse_request(endpoint, raw), gateway.rate_limits)
+        parsed = parse_request(endpoint, raw)
+        known["model"] = parsed.model
+        parsed = await screen(policy, caller, parsed, gateway.rate_limits)
         ctx = RequestContext(
             request_id,
             arrival,
@@ -94,7 +100,7 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
         response = await _dispatch(gateway, ctx, headers, watch)
     except GatewayError as exc:
         watch.stop()
-        return _refuse(gateway, exc, headers, arrival, ctx)
+        return _refuse(gateway, exc, headers, arrival, ctx, known)
     except asyncio.CancelledError:
         watch.stop()
         if watch.absorb():
@@ -153,12 +159,13 @@ def _refuse(
     headers: dict[str, str],
     arrival: float,
     ctx: RequestContext | None,
+    known: dict[str, Any] | None = None,
 ) -> Response:
-    """The error response, and its access-log line (a served request logs in its lease)."""
+    """The error response, and its access-log line (a served request logs in its lease);
+    ``known``: the fields of a request refused before its context existed."""
     now = gateway.clock()
-    known = request_fields(ctx, now) if ctx is not None else {}
     fields = {
-        **known,
+        **(request_fields(ctx, now) if ctx is not None else known or {}),
         "id": headers["x-gateway-request-id"],
         "cache": headers.get("x-gateway-cache"),  # the stage's result, set on the way
         "duration_ms": ms(now - arrival),

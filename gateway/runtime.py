@@ -86,7 +86,7 @@ class Gateway:
             metrics,
             clock,
             Scheduler(clock),
-            Reporter(clock),
+            Reporter(clock, metrics=metrics),
         )
         gateway.caches = CacheHolder(metrics, clock)
         gateway.holder = PolicyHolder(

@@ -156,6 +156,26 @@ def dashboards() -> dict[str, dict[str, Any]]:
                     [("sum by (status) (rate(gateway_requests_total[1m]))", "{{status}}")],
                     "reqps",
                 ),
+                (
+                    "Requests by tenant and status (refusals included)",
+                    [
+                        (
+                            "sum by (tenant, status) (rate(gateway_tenant_requests_total[1m]))",
+                            "{{tenant}} {{status}}",
+                        )
+                    ],
+                    "reqps",
+                ),
+                (
+                    "Tokens by tenant",
+                    [
+                        (
+                            "sum by (tenant, kind) (rate(gateway_tenant_tokens_total[1m]))",
+                            "{{tenant}} {{kind}}",
+                        )
+                    ],
+                    "short",
+                ),
             ],
         ),
         "caches.json": _dashboard(

@@ -125,6 +125,20 @@ def test_tenant_rate_limit_gives_429_with_retry_after(
         assert refused.value.response.json()["error"]["code"] == "rate_limit_exceeded"
         # Another tenant has its own bucket.
         _sdk(url, TENANT_B_KEY).chat.completions.create(model="fast", messages=HELLO)  # type: ignore[arg-type]
+        metrics = httpx.get(url + "/metrics").text
+    # Per-tenant counts, the refusal included; tokens only for what a backend processed.
+    assert 'gateway_tenant_requests_total{model="fast",status="200",tenant="alpha"} 2.0' in metrics
+    assert 'gateway_tenant_requests_total{model="fast",status="429",tenant="alpha"} 1.0' in metrics
+    assert 'gateway_tenant_requests_total{model="fast",status="200",tenant="bravo"} 1.0' in metrics
+    prompt = _sample(metrics, 'gateway_tenant_tokens_total{kind="prompt",tenant="alpha"}')
+    completion = _sample(metrics, 'gateway_tenant_tokens_total{kind="completion",tenant="bravo"}')
+    assert prompt > 0
+    assert completion > 0
+
+
+def _sample(metrics: str, name: str) -> float:
+    line = next(line for line in metrics.splitlines() if line.startswith(name + " "))
+    return float(line.rsplit(" ", 1)[1])
 
 
 @pytest.mark.parametrize(
