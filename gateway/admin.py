@@ -1,4 +1,5 @@
-"""Admin endpoints: reload the policy, show the active one; each behind ``check_admin``.
+"""Admin endpoints: reload the policy, show the active one; each behind ``check_admin``, as
+are the read-only endpoints the policy's ``admin.protect`` lists (``read_only``).
 
 ``/admin/policy`` shows the validated policy, in which a backend's upstream key appears only
 as the name of its environment variable, gateway keys only as hashes, and passwords inside
@@ -29,6 +30,15 @@ def _gateway(request: Request) -> Gateway:
     gateway: Gateway = request.app.state.gateway
     client = request.client.host if request.client is not None else None
     check_admin(gateway.policy, client, request.headers)
+    return gateway
+
+
+def read_only(request: Request, endpoint: str) -> Gateway:
+    """The gateway, for a read-only endpoint (``metrics``, ``dashboard``, ``openapi``): open,
+    unless the policy's ``admin.protect`` lists it, then behind the admin check."""
+    gateway: Gateway = request.app.state.gateway
+    if endpoint in gateway.policy.source.admin.protect:
+        return _gateway(request)
     return gateway
 
 

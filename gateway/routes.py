@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from gateway.access_log import ms
-from gateway.admin import admin_routes
+from gateway.admin import admin_routes, read_only
 from gateway.admit import admit
 from gateway.body import read_body
 from gateway.caching import cache_stage
@@ -239,9 +239,10 @@ async def readyz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    registry = gateway_of(request).metrics.registry
+    registry = read_only(request, "metrics").metrics.registry
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
 
 async def openapi(request: Request) -> Response:
+    read_only(request, "openapi")
     return json_response(openapi_document())

@@ -8,15 +8,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from gateway.admin import read_only
 from gateway.dashboard.read import view
 from gateway.responses import json_response
-from gateway.runtime import Gateway
 
 
 def dashboard_routes() -> list[BaseRoute]:
     page = files("gateway.dashboard").joinpath("static/index.html").read_text(encoding="utf-8")
 
     async def show(request: Request) -> Response:
+        read_only(request, "dashboard")
         return HTMLResponse(page, headers={"cache-control": "no-store"})
 
     return [
@@ -26,7 +27,7 @@ def dashboard_routes() -> list[BaseRoute]:
 
 
 async def data(request: Request) -> Response:
-    gateway: Gateway = request.app.state.gateway
+    gateway = read_only(request, "dashboard")
     response = json_response(view(gateway, gateway.dashboard))
     response.headers["cache-control"] = "no-store"
     return response

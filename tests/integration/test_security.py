@@ -180,6 +180,22 @@ def test_admin_key_mode(upstream: str, start_gateway: GatewayFactory) -> None:
         assert httpx.post(url + "/admin/reload").status_code == 401
         ok = httpx.get(url + "/admin/policy", headers={"authorization": f"Bearer {ADMIN_KEY}"})
         assert ok.status_code == 200
+        assert httpx.get(url + "/metrics").status_code == 200  # open unless protected
+
+
+def test_protected_read_only_endpoints_need_the_admin_key(
+    upstream: str, start_gateway: GatewayFactory
+) -> None:
+    admin = f'admin: {{mode: key, keys: ["{hash_key(ADMIN_KEY)}"], protect: [metrics, openapi]}}\n'
+    key = {"authorization": f"Bearer {ADMIN_KEY}"}
+    with start_gateway(single_pool(upstream) + admin) as url:
+        for path in ("/metrics", "/openapi.json"):
+            refused = httpx.get(url + path)
+            assert refused.status_code == 401, path
+            assert refused.json()["error"]["code"] == "invalid_admin_key"
+            assert httpx.get(url + path, headers=key).status_code == 200, path
+        assert "gateway_requests_total" in httpx.get(url + "/metrics", headers=key).text
+        assert httpx.get(url + "/dashboard/data").status_code == 200  # not listed: open
 
 
 def test_a_slow_body_gets_408(upstream: str, start_gateway: GatewayFactory) -> None:

@@ -70,6 +70,10 @@ class Admin(_Strict):
 
     mode: Literal["localhost", "key"] = "localhost"
     keys: list[KeyHash] = Field(default_factory=list, description="Admin key hashes (mode: key)")
+    protect: list[Literal["metrics", "dashboard", "openapi"]] = Field(
+        default_factory=list,
+        description="Read-only endpoints that also need admin access (open by default)",
+    )
 
     @model_validator(mode="after")
     def _keys_for_key_mode(self) -> Admin:
