@@ -3,9 +3,8 @@
 A request planned onto a pool is checked by that pool's admission (which may refuse it at
 once, or say "degrade" under the overload ladder when the gateway chose the pool itself and
 the request fits the smaller pool's context window); a degraded request is checked again by
-the pool it moves to, and never moved twice. Then it
-waits for a slot there. A client leaving while it waits is counted as a ``queued``
-cancellation.
+the pool it moves to, and never moved twice. Then it waits for a slot there. A client
+leaving while it waits is counted as a ``queued`` cancellation.
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ import asyncio
 from dataclasses import dataclass, replace
 
 from gateway.admission.controller import Permit, PoolAdmission
+from gateway.context_window import fits_pool
 from gateway.pipeline import Plan, RequestContext
-from gateway.planning import fits_pool
 from gateway.request_facts import admission_request
 from gateway.runtime import Gateway
 

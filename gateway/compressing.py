@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gateway.classify import EstimateCounter, check_context, requested_max_tokens
+from gateway.classify import EstimateCounter, requested_max_tokens
 from gateway.compression_summaries import SummaryService
-from gateway.errors import InvalidRequest
+from gateway.context_window import require_fit
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline import Plan, RequestContext
 from gateway.policy.compile import PoolSpec
@@ -58,12 +58,12 @@ def compress_stage(
     if counted is not None and 0 < counted <= budget:
         return ctx, plan  # fits the budget, so the context too: no need to count again
     if budget < 1 or ctx.headers.get("x-gateway-rewrite", "").lower() == "off":
-        _check_context(ctx, pool, counted or _COUNTER.count_messages(messages))
+        require_fit(ctx, pool, counted or _COUNTER.count_messages(messages))
         return ctx, plan
     config = CompressConfig(budget, settings.keep_last_turns, settings.step_tokens)
     result = compress(messages, _COUNTER, config)
     if result.record is None:
-        _check_context(ctx, pool, result.tokens_before)
+        require_fit(ctx, pool, result.tokens_before)
         return ctx, plan
     if settings.summary.enabled and summaries is not None:
         result = _with_cached_summary(ctx, result, settings, summaries, budget)
@@ -108,14 +108,3 @@ def _with_cached_summary(
         return result
     covered, text = earlier
     return with_summary(result, text, _COUNTER, budget, covered) or result
-
-
-def _check_context(ctx: RequestContext, pool: PoolSpec, prompt_tokens: int) -> None:
-    limit = pool.settings.max_context
-    if limit is None:
-        return
-    fit = check_context(
-        prompt_tokens, requested_max_tokens(ctx.request.body), limit, prompt_estimated=True
-    )
-    if not fit.fits:
-        raise InvalidRequest(fit.message(), param="messages", code="context_length_exceeded")

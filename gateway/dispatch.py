@@ -1,7 +1,7 @@
 """Open the upstream exchange: retries before the first byte, then fallback pools.
 
 Algorithm: in the planned pool, then in each pool of its ``fallback`` list whose context
-window the request fits (``planning.fits_pool``: a backend would refuse it), up to
+window the request fits (``context_window.fits_pool``: a backend would refuse it), up to
 ``retry.attempts`` attempts, each on a replica this request has not tried yet, with
 exponential backoff and jitter between them (tenacity). Only retryable failures (a refused
 connection, a backend's 429/502/503, no eligible replica) move on. Every retry and every move
@@ -31,11 +31,11 @@ from tenacity.stop import stop_base
 
 from gateway.admission.controller import Permit
 from gateway.backends.state import BackendRegistry
+from gateway.context_window import fits_pool
 from gateway.errors import GatewayError
 from gateway.lifecycle import Lease, Outcome, Phase
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline import Plan, RequestContext, pick_backend
-from gateway.planning import fits_pool
 from gateway.proxy import Proxy
 from gateway.report import Reporter
 from gateway.retry_budget import RetryBudget

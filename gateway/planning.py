@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gateway.classify import Classification, check_context, classify_chat, classify_completion
+from gateway.classify import Classification, classify_chat, classify_completion
 from gateway.classify.knn import blend_vote
 from gateway.classify.length import length_class
 from gateway.classify.messages import requested_max_tokens
 from gateway.compressing import owns_context_check
-from gateway.errors import InvalidRequest, NotFound
+from gateway.context_window import require_fit
+from gateway.errors import NotFound
 from gateway.pipeline import Plan, RequestContext
-from gateway.policy.compile import ModelRoute, PoolSpec
+from gateway.policy.compile import ModelRoute
 from gateway.request_facts import prompt_chars
 from gateway.tiering import Facts, first_match
 
@@ -32,20 +33,8 @@ def plan_pool(ctx: RequestContext) -> Plan:
         rough = int(prompt_chars(ctx.request.body) / 4)
         return replace(plan, length=length_class(rough, ctx.policy.classify.length).value)
     if not owns_context_check(ctx, plan.pool):
-        _check_context(ctx, plan.pool, classes)
+        require_fit(ctx, plan.pool, classes.prompt_tokens, estimated=not classes.tokens_exact)
     return replace(plan, length=classes.length.value, prompt_tokens=classes.prompt_tokens)
-
-
-def fits_pool(ctx: RequestContext, plan: Plan, pool: PoolSpec) -> bool:
-    """Whether the request as planned (after compression, if any) fits ``pool``'s context
-    window: the check before moving it to a pool planning did not choose (a degrade or a
-    fallback), so that it is not sent where the backend must refuse it. True when the pool
-    has no limit or nothing counted the request (no pool of the policy has a limit)."""
-    limit = pool.settings.max_context
-    if limit is None or plan.prompt_tokens is None:
-        return True
-    max_tokens = requested_max_tokens(ctx.request.body)
-    return check_context(plan.prompt_tokens, max_tokens, limit, prompt_estimated=True).fits
 
 
 def classify(ctx: RequestContext) -> Classification:
@@ -93,17 +82,3 @@ def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
     if rule is None:
         return Plan(policy.pools[policy.default_pool], f"auto:default;{classes.reason()}")
     return Plan(policy.pools[rule.pool], f"rule:{rule.name};{classes.reason()}")
-
-
-def _check_context(ctx: RequestContext, pool: PoolSpec, classes: Classification) -> None:
-    limit = pool.settings.max_context
-    if limit is None:
-        return
-    fit = check_context(
-        classes.prompt_tokens,
-        requested_max_tokens(ctx.request.body),
-        limit,
-        prompt_estimated=not classes.tokens_exact,
-    )
-    if not fit.fits:
-        raise InvalidRequest(fit.message(), param="messages", code="context_length_exceeded")

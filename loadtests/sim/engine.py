@@ -252,8 +252,9 @@ class Engine:
                     finished[seq.req.request_id] = self._finish(seq)
         if finished:
             self._running = [s for s in self._running if s.req.request_id not in finished]
-        prefill_work = (attention, cached_chunks)
-        duration = self._duration(prefill, len(scheduled), context, decoding, prefill_work)
+        step = self.profile.step_time
+        duration = step.seconds(prefill, len(scheduled), context, attention, cached_chunks)
+        duration = self._with_speculation(duration, decoding) * self._noise()
         return StepResult(duration, emitted, finished, admitted, prefill, len(scheduled))
 
     def _register_blocks(self, seq: Sequence) -> None:
@@ -290,19 +291,11 @@ class Engine:
         self.counters.finished += 1
         return seq.finish_reason
 
-    def _duration(
-        self,
-        prefill: int,
-        running: int,
-        context: int,
-        decoding: int,
-        prefill_work: tuple[int, int],
-    ) -> float:
-        t = self.profile.step_time.seconds(prefill, running, context, *prefill_work)
+    def _with_speculation(self, t: float, decoding: int) -> float:
         spec = self.profile.speculative
         if spec is not None and decoding:
             t += spec.base_overhead_s + spec.per_seq_overhead_s * decoding
-        return t * self._noise()
+        return t
 
     def _noise(self) -> float:
         cv = self.profile.step_time_cv
