@@ -20,9 +20,9 @@ from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
+from gateway.path.relay import Proxy
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder
-from gateway.proxy import Proxy
 from gateway.routes import error_response, internal_error, not_found, routes
 from gateway.runtime import Gateway
 from gateway.upstream import ConnectionPool

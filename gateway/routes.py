@@ -16,23 +16,23 @@ from starlette.routing import BaseRoute, Route
 
 from gateway.access_log import ms
 from gateway.admin import admin_routes, read_only
-from gateway.admit import admit
 from gateway.body import read_body
-from gateway.caching import cache_stage
-from gateway.compressing import compress_stage
 from gateway.dashboard.routes import dashboard_routes
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
-from gateway.lifecycle import CLIENT_GONE
 from gateway.openai_api import Endpoint, parse_request
 from gateway.openapi import openapi_document
-from gateway.pipeline import RequestContext
-from gateway.planning import plan_pool
-from gateway.report import request_fields
+from gateway.path.admit import admit
+from gateway.path.cache import cache_stage
+from gateway.path.compress import compress_stage
+from gateway.path.context import RequestContext
+from gateway.path.identify import identify, priority_for, screen
+from gateway.path.lease import CLIENT_GONE
+from gateway.path.plan import plan_pool
+from gateway.path.report import request_fields
+from gateway.path.rewrite import rewrite_stage
 from gateway.responses import json_response
-from gateway.rewriting import rewrite_stage
 from gateway.runtime import Gateway
-from gateway.security.ingress import identify, priority_for, screen
 from gateway.security.tenants import visible_models
 from gateway.streaming import EventStreamResponse
 

@@ -17,17 +17,17 @@ from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.cache.holder import CacheHolder
-from gateway.compression_summaries import SummaryService
 from gateway.dashboard.window import Window
-from gateway.dispatch import Dispatcher
-from gateway.internal_call import InternalCompletion
 from gateway.metrics import GatewayMetrics
+from gateway.path.dispatch import Dispatcher
+from gateway.path.internal import InternalCompletion
+from gateway.path.relay import Proxy
+from gateway.path.report import Reporter
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
-from gateway.proxy import Proxy
-from gateway.report import Reporter
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
+from gateway.rewrite.summaries import SummaryService
 from gateway.scheduling.scheduler import Scheduler
 from gateway.security.rate_limits import TenantRateLimits
 from gateway.upstream import ConnectionPool

@@ -25,8 +25,8 @@ import orjson
 from gateway.backends.state import BackendRegistry, BackendState
 from gateway.classify import estimate_tokens
 from gateway.openai_api import parse_request
-from gateway.pipeline import RequestContext
-from gateway.planning import plan_pool
+from gateway.path.context import RequestContext
+from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
 from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from loadtests.loadgen.stats import percentile

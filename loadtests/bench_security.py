@@ -20,9 +20,9 @@ import orjson
 
 from gateway.errors import Unauthorized
 from gateway.openai_api import ParsedRequest, parse_request
+from gateway.path.identify import identify, screen
 from gateway.policy import load_policy_text
 from gateway.policy.compile import CompiledPolicy
-from gateway.security.ingress import identify, screen
 from gateway.security.keys import hash_key, new_key
 from gateway.security.rate_limits import TenantRateLimits
 from gateway.security.tenants import Caller

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.path.tiers import Facts, first_match, matches
 from gateway.policy.schema import Rule, RuleWhen
-from gateway.tiering import Facts, first_match, matches
 
 FACTS = Facts(length="short", difficulty=0.7, priority="standard", model="auto")
 

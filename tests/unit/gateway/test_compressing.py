@@ -8,12 +8,12 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.classify import EstimateCounter
-from gateway.compressing import compress_stage
 from gateway.errors import InvalidRequest
 from gateway.metrics import GatewayMetrics
 from gateway.openai_api import ParsedRequest
-from gateway.pipeline import RequestContext
-from gateway.planning import plan_pool
+from gateway.path.compress import compress_stage
+from gateway.path.context import RequestContext
+from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
 from tests.unit.rewrite.compress_helpers import conversation
 

@@ -9,11 +9,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.classify.messages import Message
-from gateway.compression_summaries import SummaryService
 from gateway.errors import ServiceUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Summary
 from gateway.rewrite.compress import Compression, Cut
+from gateway.rewrite.summaries import SummaryService
 from gateway.rewrite.summary_cache import SummaryCache
 from tests.unit.rewrite.compress_helpers import WordCounter, msg
 

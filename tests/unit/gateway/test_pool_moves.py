@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.admit import may_degrade
-from gateway.context_window import fits_pool
 from gateway.openai_api import ParsedRequest
-from gateway.pipeline import RequestContext
-from gateway.planning import plan_pool
+from gateway.path.admit import may_degrade
+from gateway.path.context import RequestContext
+from gateway.path.context_window import fits_pool
+from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
 
 POLICY = """

@@ -16,7 +16,7 @@ from gateway.errors import (
     UpstreamClientError,
 )
 from gateway.upstream import ConnectFailed, ProtocolFailed
-from gateway.upstream_errors import from_exception, from_status, invalid_response
+from gateway.upstream.errors import from_exception, from_status, invalid_response
 
 OPENAI_BODY = orjson.dumps(
     {

@@ -5,8 +5,8 @@ import pytest
 from gateway.admission.queue import Priority
 from gateway.errors import RateLimited
 from gateway.openai_api import parse_request
+from gateway.path.identify import identify, priority_for, screen
 from gateway.policy import load_policy_text
-from gateway.security.ingress import identify, priority_for, screen
 from gateway.security.rate_limits import TenantRateLimits
 from tests.support.security import TENANT_A_KEY, TENANT_B_KEY, tenants_yaml
 

@@ -3,6 +3,7 @@ from textwrap import dedent
 import pytest
 
 from gateway.errors import Forbidden, Unauthorized
+from gateway.path.tiers import Facts, matches
 from gateway.policy import PolicyError
 from gateway.policy.compile import CompiledPolicy, compile_policy
 from gateway.policy.loader import parse_policy
@@ -10,7 +11,6 @@ from gateway.policy.schema import RuleWhen
 from gateway.security.admin_access import check_admin, is_loopback
 from gateway.security.keys import hash_key
 from gateway.security.tenants import authenticate, authorize_model, visible_models
-from gateway.tiering import Facts, matches
 from tests.support.security import (
     ADMIN_KEY,
     TENANT_A_KEY,

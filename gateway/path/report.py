@@ -12,7 +12,7 @@ from gateway.policy.schema import Tracing
 from gateway.tracing.marks import intervals
 
 if TYPE_CHECKING:
-    from gateway.pipeline import RequestContext
+    from gateway.path.context import RequestContext
     from gateway.tracing.exporter import RequestTracer
 
 

@@ -17,10 +17,10 @@ import orjson
 
 from gateway.admission.queue import Priority
 from gateway.errors import InternalError
-from gateway.lifecycle import Outcome, Phase
 from gateway.openai_api import ParsedRequest
-from gateway.pipeline import Plan, RequestContext
-from gateway.request_facts import admission_request
+from gateway.path.context import Plan, RequestContext
+from gateway.path.lease import Outcome, Phase
+from gateway.path.request_facts import admission_request
 from gateway.upstream import UpstreamIOError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gateway.classify import ContextFit, check_context, requested_max_tokens
 from gateway.errors import InvalidRequest
-from gateway.pipeline import Plan, RequestContext
+from gateway.path.context import Plan, RequestContext
 from gateway.policy.compile import PoolSpec
 
 

@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import replace
 
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline import RequestContext
+from gateway.path.context import RequestContext
 from gateway.rewrite import MemoryPrefixStore, canonicalize, serialize
 
 _MAX_KEY = 128

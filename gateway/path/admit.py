@@ -13,9 +13,9 @@ import asyncio
 from dataclasses import dataclass, replace
 
 from gateway.admission.controller import Permit, PoolAdmission
-from gateway.context_window import fits_pool
-from gateway.pipeline import Plan, RequestContext
-from gateway.request_facts import admission_request
+from gateway.path.context import Plan, RequestContext
+from gateway.path.context_window import fits_pool
+from gateway.path.request_facts import admission_request
 from gateway.runtime import Gateway
 
 

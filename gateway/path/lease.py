@@ -19,8 +19,8 @@ from gateway.admission.controller import Permit
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline import Plan, RequestContext
-from gateway.report import Reporter, request_fields
+from gateway.path.context import Plan, RequestContext
+from gateway.path.report import Reporter, request_fields
 
 # nginx's code for "client closed request": recorded in metrics, never sent.
 CLIENT_GONE = 499

@@ -31,13 +31,13 @@ from tenacity.stop import stop_base
 
 from gateway.admission.controller import Permit
 from gateway.backends.state import BackendRegistry
-from gateway.context_window import fits_pool
 from gateway.errors import GatewayError
-from gateway.lifecycle import Lease, Outcome, Phase
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline import Plan, RequestContext, pick_backend
-from gateway.proxy import Proxy
-from gateway.report import Reporter
+from gateway.path.context import Plan, RequestContext, pick_backend
+from gateway.path.context_window import fits_pool
+from gateway.path.lease import Lease, Outcome, Phase
+from gateway.path.relay import Proxy
+from gateway.path.report import Reporter
 from gateway.retry_budget import RetryBudget
 from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from gateway.upstream import UpstreamResponse

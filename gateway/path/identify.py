@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from gateway.admission.queue import Priority
 from gateway.classify.messages import requested_max_tokens
 from gateway.openai_api import ParsedRequest
+from gateway.path.request_facts import DEFAULT_OUTPUT_TOKENS, priority_of, prompt_chars
 from gateway.policy.compile import CompiledPolicy
-from gateway.request_facts import DEFAULT_OUTPUT_TOKENS, priority_of, prompt_chars
 from gateway.security.input_limits import apply_input_limits
 from gateway.security.rate_limits import TenantRateLimits
 from gateway.security.tenants import Caller, authenticate, authorize_model

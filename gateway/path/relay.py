@@ -18,15 +18,16 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from gateway import sse, upstream_errors
+from gateway import sse
 from gateway.cache.capture import AnswerCapture
 from gateway.disconnect import DisconnectWatch
 from gateway.errors import GatewayError, GatewayTimeout
-from gateway.lifecycle import Lease, Outcome, Phase
+from gateway.path.lease import Lease, Outcome, Phase
 from gateway.policy.compile import BackendSpec
 from gateway.policy.schema import Timeouts
 from gateway.streaming import EventStreamResponse
 from gateway.upstream import ConnectionPool, UpstreamIOError, UpstreamResponse
+from gateway.upstream import errors as upstream_errors
 
 _PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 _MAX_ERROR_BODY = 64 * 1024

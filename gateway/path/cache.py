@@ -22,8 +22,8 @@ from gateway.cache.replay import fresh_answer, replay_stream, stream_events
 from gateway.cache.service import BYPASS, Lookup
 from gateway.disconnect import DisconnectWatch
 from gateway.embedding import Vectors
-from gateway.pipeline import RequestContext
-from gateway.planning import classify
+from gateway.path.context import RequestContext
+from gateway.path.plan import classify
 from gateway.responses import json_response
 from gateway.runtime import Gateway
 from gateway.streaming import EventStreamResponse

@@ -15,13 +15,13 @@ from gateway.classify import Classification, classify_chat, classify_completion
 from gateway.classify.knn import blend_vote
 from gateway.classify.length import length_class
 from gateway.classify.messages import requested_max_tokens
-from gateway.compressing import owns_context_check
-from gateway.context_window import require_fit
 from gateway.errors import NotFound
-from gateway.pipeline import Plan, RequestContext
+from gateway.path.compress import owns_context_check
+from gateway.path.context import Plan, RequestContext
+from gateway.path.context_window import require_fit
+from gateway.path.request_facts import prompt_chars
+from gateway.path.tiers import Facts, first_match
 from gateway.policy.compile import ModelRoute
-from gateway.request_facts import prompt_chars
-from gateway.tiering import Facts, first_match
 
 
 def plan_pool(ctx: RequestContext) -> Plan:

@@ -6,7 +6,7 @@ a pool's context check moves here from planning. The budget is the pool's
 completion (the client's ``max_tokens``, else ``reserve_tokens``). Over it, the history is
 compressed (``gateway.rewrite.compress``); with ``summary.enabled`` a cached, fact-checked
 summary replaces the truncation marker when there is one, and a missing one is requested in
-the background (``gateway.compression_summaries``); meanwhile the summary of an earlier,
+the background (``gateway.rewrite.summaries``); meanwhile the summary of an earlier,
 shorter cut of the same conversation is used for the messages it covers
 (``partial_summary``). The response says what happened in ``x-gateway-compressed:
 method=<truncated|summary|partial_summary>; dropped=<messages>; tokens=<before>-><after>``.
@@ -22,13 +22,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gateway.classify import EstimateCounter, requested_max_tokens
-from gateway.compression_summaries import SummaryService
-from gateway.context_window import require_fit
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline import Plan, RequestContext
+from gateway.path.context import Plan, RequestContext
+from gateway.path.context_window import require_fit
 from gateway.policy.compile import PoolSpec
 from gateway.policy.schema import Compression as CompressionSettings
 from gateway.rewrite.compress import CompressConfig, Compression, compress, with_summary
+from gateway.rewrite.summaries import SummaryService
 
 # The plan stage counts with the same estimate, so both stages agree on a request's size.
 _COUNTER = EstimateCounter()

@@ -15,7 +15,7 @@ from gateway.admission.controller import AdmissionRequest
 from gateway.admission.queue import Lane, Priority
 from gateway.classify.messages import message_texts, requested_max_tokens
 from gateway.errors import InvalidRequest
-from gateway.pipeline import RequestContext
+from gateway.path.context import RequestContext
 
 DEFAULT_OUTPUT_TOKENS = 256
 _PRIORITIES = {p.name.lower(): p for p in Priority}

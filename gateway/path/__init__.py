@@ -1,0 +1,1 @@
+"""The request path: the stages one request passes, in the order they run."""
