@@ -18,12 +18,12 @@ from starlette.applications import Starlette
 from gateway import cluster
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
+from gateway.edge.routes import error_response, internal_error, not_found, routes
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.path.relay import Proxy
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder
-from gateway.routes import error_response, internal_error, not_found, routes
 from gateway.runtime import Gateway
 from gateway.upstream import ConnectionPool
 

@@ -24,7 +24,7 @@ import orjson
 
 from gateway.backends.state import BackendRegistry, BackendState
 from gateway.classify import estimate_tokens
-from gateway.openai_api import parse_request
+from gateway.edge.openai_api import parse_request
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text

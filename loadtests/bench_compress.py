@@ -26,8 +26,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from gateway.classify import EstimateCounter
+from gateway.edge.openai_api import ParsedRequest
 from gateway.metrics import GatewayMetrics
-from gateway.openai_api import ParsedRequest
 from gateway.path.compress import compress_stage
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool

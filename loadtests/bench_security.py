@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 import orjson
 
+from gateway.edge.openai_api import ParsedRequest, parse_request
 from gateway.errors import Unauthorized
-from gateway.openai_api import ParsedRequest, parse_request
 from gateway.path.identify import identify, screen
 from gateway.policy import load_policy_text
 from gateway.policy.compile import CompiledPolicy

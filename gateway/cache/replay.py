@@ -15,8 +15,8 @@ import uuid
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
-from gateway import sse
 from gateway.classify import estimate_tokens
+from gateway.edge import sse
 
 _PIECE = re.compile(r"\s*\S+(?:\s+\S+){0,3}\s*")
 

@@ -20,13 +20,13 @@ from gateway.cache.capture import AnswerCapture
 from gateway.cache.keys import query_text
 from gateway.cache.replay import fresh_answer, replay_stream, stream_events
 from gateway.cache.service import BYPASS, Lookup
-from gateway.disconnect import DisconnectWatch
+from gateway.edge.disconnect import DisconnectWatch
+from gateway.edge.responses import json_response
+from gateway.edge.streaming import EventStreamResponse
 from gateway.embedding import Vectors
 from gateway.path.context import RequestContext
 from gateway.path.plan import classify
-from gateway.responses import json_response
 from gateway.runtime import Gateway
-from gateway.streaming import EventStreamResponse
 
 log = logging.getLogger(__name__)
 

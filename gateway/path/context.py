@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from gateway.admission.queue import Priority
 from gateway.backends.state import BackendRegistry
+from gateway.edge.openai_api import ParsedRequest
 from gateway.errors import ServiceUnavailable
-from gateway.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.scheduling.picker import NoBackend
 from gateway.scheduling.scheduler import Choice, RouteFacts, Scheduler

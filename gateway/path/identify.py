@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from gateway.admission.queue import Priority
 from gateway.classify.messages import requested_max_tokens
-from gateway.openai_api import ParsedRequest
+from gateway.edge.openai_api import ParsedRequest
 from gateway.path.request_facts import DEFAULT_OUTPUT_TOKENS, priority_of, prompt_chars
 from gateway.policy.compile import CompiledPolicy
 from gateway.security.input_limits import apply_input_limits

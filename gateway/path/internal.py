@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from gateway.admission.queue import Priority
+from gateway.edge.openai_api import ParsedRequest
 from gateway.errors import InternalError
-from gateway.openai_api import ParsedRequest
 from gateway.path.context import Plan, RequestContext
 from gateway.path.lease import Outcome, Phase
 from gateway.path.request_facts import admission_request

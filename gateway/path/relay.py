@@ -18,14 +18,14 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from gateway import sse
 from gateway.cache.capture import AnswerCapture
-from gateway.disconnect import DisconnectWatch
+from gateway.edge import sse
+from gateway.edge.disconnect import DisconnectWatch
+from gateway.edge.streaming import EventStreamResponse
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.path.lease import Lease, Outcome, Phase
 from gateway.policy.compile import BackendSpec
 from gateway.policy.schema import Timeouts
-from gateway.streaming import EventStreamResponse
 from gateway.upstream import ConnectionPool, UpstreamIOError, UpstreamResponse
 from gateway.upstream import errors as upstream_errors
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gateway.backends.state import BackendState
-from gateway.openai_api import ParsedRequest
+from gateway.edge.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.schema import Scheduling
 from gateway.rewrite import serialize

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from gateway.openapi import openapi_document
+from gateway.edge.openapi import openapi_document
 from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.policies import single_pool
 from tests.support.processes import free_port, gateway_process, wait_ready
@@ -199,7 +199,7 @@ def test_ten_thousand_generated_requests(fuzz_gateway: str) -> None:
 
 
 def test_the_document_covers_every_route(fuzz_gateway: str) -> None:
-    from gateway.routes import routes
+    from gateway.edge.routes import routes
 
     served = httpx.get(fuzz_gateway + "/openapi.json").json()
     assert served == json.loads(json.dumps(DOC))

@@ -8,9 +8,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.classify import EstimateCounter
+from gateway.edge.openai_api import ParsedRequest
 from gateway.errors import InvalidRequest
 from gateway.metrics import GatewayMetrics
-from gateway.openai_api import ParsedRequest
 from gateway.path.compress import compress_stage
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gateway.edge.openai_api import Endpoint, parse_request
 from gateway.errors import InvalidRequest
-from gateway.openai_api import Endpoint, parse_request
 
 USER = [{"role": "user", "content": "hi"}]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.openai_api import ParsedRequest
+from gateway.edge.openai_api import ParsedRequest
 from gateway.path.admit import may_degrade
 from gateway.path.context import RequestContext
 from gateway.path.context_window import fits_pool

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from gateway.sse import DONE, LineSplitter, data_payload, frame, frame_json
+from gateway.edge.sse import DONE, LineSplitter, data_payload, frame, frame_json
 
 
 def _lines(parts: Sequence[bytes]) -> list[bytes]:

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.backends.scrape import Load
 from gateway.backends.state import BackendState, Health
-from gateway.openai_api import ParsedRequest
+from gateway.edge.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy
 from gateway.scheduling.picker import NoBackend
 from gateway.scheduling.scheduler import RouteFacts, Scheduler

@@ -3,8 +3,8 @@ import logging
 import pytest
 
 from gateway.admission.queue import Priority
+from gateway.edge.openai_api import parse_request
 from gateway.errors import RateLimited
-from gateway.openai_api import parse_request
 from gateway.path.identify import identify, priority_for, screen
 from gateway.policy import load_policy_text
 from gateway.security.rate_limits import TenantRateLimits

@@ -1,7 +1,7 @@
 import pytest
 
+from gateway.edge.openai_api import parse_request
 from gateway.errors import InvalidRequest
-from gateway.openai_api import parse_request
 from gateway.policy.schema import InputLimits
 from gateway.security.input_limits import apply_input_limits
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.openai_api import ChatRequest, CompletionRequest
+from gateway.edge.openai_api import ChatRequest, CompletionRequest
 
 _ERROR = {
     "type": "object",

@@ -8,9 +8,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from gateway.admin import read_only
 from gateway.dashboard.read import view
-from gateway.responses import json_response
+from gateway.edge.admin import read_only
+from gateway.edge.responses import json_response
 
 
 def dashboard_routes() -> list[BaseRoute]:

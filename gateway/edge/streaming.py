@@ -13,8 +13,8 @@ from collections.abc import AsyncGenerator, Mapping
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from gateway import sse
-from gateway.disconnect import DisconnectWatch
+from gateway.edge import sse
+from gateway.edge.disconnect import DisconnectWatch
 from gateway.errors import ServiceUnavailable
 
 _SHUTTING_DOWN = ServiceUnavailable(

@@ -15,13 +15,15 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from gateway.access_log import ms
-from gateway.admin import admin_routes, read_only
-from gateway.body import read_body
-from gateway.dashboard.routes import dashboard_routes
-from gateway.disconnect import DisconnectWatch
+from gateway.edge.admin import admin_routes, read_only
+from gateway.edge.body import read_body
+from gateway.edge.dashboard import dashboard_routes
+from gateway.edge.disconnect import DisconnectWatch
+from gateway.edge.openai_api import Endpoint, parse_request
+from gateway.edge.openapi import openapi_document
+from gateway.edge.responses import json_response
+from gateway.edge.streaming import EventStreamResponse
 from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound
-from gateway.openai_api import Endpoint, parse_request
-from gateway.openapi import openapi_document
 from gateway.path.admit import admit
 from gateway.path.cache import cache_stage
 from gateway.path.compress import compress_stage
@@ -31,10 +33,8 @@ from gateway.path.lease import CLIENT_GONE
 from gateway.path.plan import plan_pool
 from gateway.path.report import request_fields
 from gateway.path.rewrite import rewrite_stage
-from gateway.responses import json_response
 from gateway.runtime import Gateway
 from gateway.security.tenants import visible_models
-from gateway.streaming import EventStreamResponse
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from gateway.edge.responses import json_response
 from gateway.errors import PolicyRejected
-from gateway.responses import json_response
 from gateway.runtime import Gateway
 from gateway.security.admin_access import check_admin
 from gateway.security.redact import redact
