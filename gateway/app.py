@@ -18,7 +18,8 @@ from starlette.applications import Starlette
 from gateway import cluster
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
-from gateway.edge.routes import error_response, internal_error, not_found, routes
+from gateway.edge.errors import error_response, internal_error, not_found
+from gateway.edge.routes import routes
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.path.relay import Proxy

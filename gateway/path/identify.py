@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from gateway.admission.queue import Priority
 from gateway.classify.messages import requested_max_tokens
 from gateway.edge.openai_api import ParsedRequest
+from gateway.path.context import RequestContext
 from gateway.path.request_facts import DEFAULT_OUTPUT_TOKENS, priority_of, prompt_chars
 from gateway.policy.compile import CompiledPolicy
 from gateway.security.input_limits import apply_input_limits
@@ -41,6 +42,29 @@ async def screen(
         # Off by default: prompts may hold personal data. Only an explicit policy flag logs them.
         log.info("prompt of %s: %r", caller.name if caller else "-", request.body)
     return request
+
+
+async def identified(
+    policy: CompiledPolicy,
+    caller: Caller | None,
+    request: ParsedRequest,
+    headers: Mapping[str, str],
+    limits: TenantRateLimits,
+    *,
+    request_id: str,
+    arrival: float,
+) -> RequestContext:
+    """The request screened (``screen``) and its context: who sent it, at what priority."""
+    request = await screen(policy, caller, request, limits)
+    return RequestContext(
+        request_id,
+        arrival,
+        request,
+        policy,
+        headers,
+        priority_for(caller, headers),
+        tenant=caller.name if caller is not None else None,
+    )
 
 
 def request_tokens(request: ParsedRequest) -> float:

@@ -10,21 +10,39 @@ is read whole. Its public model name is ``INTERNAL_MODEL``, which is how its req
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
+from gateway.admission.controller import PoolAdmission
 from gateway.admission.queue import Priority
 from gateway.edge.openai_api import ParsedRequest
 from gateway.errors import InternalError
 from gateway.path.context import Plan, RequestContext
+from gateway.path.dispatch import Dispatcher
 from gateway.path.lease import Outcome, Phase
 from gateway.path.request_facts import admission_request
+from gateway.policy.compile import CompiledPolicy
 from gateway.upstream import UpstreamIOError
 
-if TYPE_CHECKING:
-    from gateway.runtime import Gateway
+
+class LivePath(Protocol):
+    """What an internal request needs of the running gateway (``runtime.Gateway`` has it)."""
+
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+    @property
+    def policy(self) -> CompiledPolicy: ...
+
+    @property
+    def admissions(self) -> Mapping[str, PoolAdmission]: ...
+
+    @property
+    def dispatcher(self) -> Dispatcher | None: ...
+
 
 INTERNAL_MODEL = "gateway-internal"
 _MAX_ANSWER = 1024 * 1024
@@ -33,7 +51,7 @@ _MAX_ANSWER = 1024 * 1024
 class InternalCompletion:
     """``await InternalCompletion(gateway)(pool, body)`` -> the answer's message text."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: LivePath) -> None:
         self._gateway = gateway
 
     async def __call__(self, pool_name: str, body: dict[str, Any]) -> str:
@@ -43,6 +61,9 @@ class InternalCompletion:
         admission = gateway.admissions.get(pool_name)
         if pool is None or admission is None:
             raise InternalError(f"no pool {pool_name!r} for an internal request")
+        dispatcher = gateway.dispatcher
+        if dispatcher is None:
+            raise InternalError("internal request before the gateway started")
         request = ParsedRequest("chat", INTERNAL_MODEL, False, {**body, "stream": False})
         ctx = RequestContext(
             uuid.uuid4().hex, gateway.clock(), request, policy, {}, Priority.SHEDDABLE
@@ -52,7 +73,6 @@ class InternalCompletion:
         permit = await admission.acquire(wanted)
         # Measured from here: the gateway's overhead histogram should not see the queue wait.
         ctx = replace(ctx, arrival=gateway.clock())
-        dispatcher, _ = gateway.require_started()
         try:
             opened = await dispatcher.open(ctx, Plan(pool, "internal"), permit)
         except BaseException:

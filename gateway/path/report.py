@@ -3,16 +3,17 @@ tracing is on. Every request a client sent ends here once, served, replayed or r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gateway.access_log import AccessLog, ms
+from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
+from gateway.path.context import RequestContext
 from gateway.policy.schema import Tracing
 from gateway.tracing.marks import intervals
 
 if TYPE_CHECKING:
-    from gateway.path.context import RequestContext
     from gateway.tracing.exporter import RequestTracer
 
 
@@ -51,6 +52,30 @@ class Reporter:
             _count_tenant(self._metrics, fields)
         if self.tracer is not None:
             self.tracer.record(fields, arrival, end, intervals(arrival, stage_ends))
+
+    def refused(
+        self,
+        exc: GatewayError,
+        headers: Mapping[str, str],
+        arrival: float,
+        ctx: RequestContext | None,
+        known: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A refusal's access-log line (a served request logs in its lease); ``known``: the
+        fields of a request refused before its context existed."""
+        now = self._clock()
+        fields = {
+            **(request_fields(ctx, now) if ctx is not None else known or {}),
+            "id": headers["x-gateway-request-id"],
+            "cache": headers.get("x-gateway-cache"),  # the stage's result, set on the way
+            "duration_ms": ms(now - arrival),
+            "pool": headers.get("x-gateway-pool") or exc.headers.get("x-gateway-pool"),
+            "backend": exc.headers.get("x-gateway-backend"),
+            "status": exc.http_status(),
+            "error": exc.code or exc.type,
+        }
+        ends = [*(ctx.marks.ends if ctx is not None else ()), ("refused", now)]
+        self.finished(fields, arrival, now, ends)
 
     def close(self) -> None:
         if self.tracer is not None:
