@@ -13,6 +13,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# Output tokens assumed for a request that sets no max_tokens (admission's cost).
+DEFAULT_OUTPUT_TOKENS = 256
+
 Message = Mapping[str, Any]
 
 
@@ -73,3 +76,15 @@ def requested_max_tokens(body: Mapping[str, Any]) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
+
+
+def prompt_chars(body: Mapping[str, Any]) -> int:
+    if "messages" in body:
+        return sum(len(text) for m in body["messages"] for text in message_texts(m))
+    prompt = body.get("prompt")
+    if isinstance(prompt, str):
+        return len(prompt)
+    if isinstance(prompt, list):
+        # Token ids count as about four characters each.
+        return sum(len(p) if isinstance(p, str) else 4 for p in prompt)
+    return 0

@@ -10,13 +10,15 @@ leaving while it waits is counted as a ``queued`` cancellation.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from gateway.admission.controller import Permit, PoolAdmission
+from gateway.admission.controller import AdmissionRequest, Permit, PoolAdmission
+from gateway.admission.queue import Lane
+from gateway.classify.messages import DEFAULT_OUTPUT_TOKENS, prompt_chars, requested_max_tokens
+from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import fits_pool
-from gateway.path.request_facts import admission_request
-from gateway.runtime import Gateway
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +28,13 @@ class Admitted:
     degraded: bool
 
 
-async def admit(gateway: Gateway, ctx: RequestContext, plan: Plan) -> Admitted:
-    pool = _admission(gateway, plan)
+async def admit(
+    admissions: Mapping[str, PoolAdmission],
+    metrics: GatewayMetrics,
+    ctx: RequestContext,
+    plan: Plan,
+) -> Admitted:
+    pool = admissions[plan.pool.name]
     degradable = may_degrade(ctx, plan, pool.settings.degrade_to)
     request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=degradable)
     decision = pool.check(request)
@@ -35,15 +42,15 @@ async def admit(gateway: Gateway, ctx: RequestContext, plan: Plan) -> Admitted:
     if decision.degrade_to is not None:
         target = ctx.policy.pools[decision.degrade_to]
         plan = replace(plan, pool=target, reason=f"{plan.reason};degraded:{target.name}")
-        pool = _admission(gateway, plan)
+        pool = admissions[plan.pool.name]
         request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=False)
         pool.check(request)
     try:
         permit = await pool.acquire(request)
     except asyncio.CancelledError:
-        gateway.metrics.cancellations.labels("queued").inc()
+        metrics.cancellations.labels("queued").inc()
         raise
-    gateway.metrics.admitted.labels(plan.pool.name).inc()
+    metrics.admitted.labels(plan.pool.name).inc()
     return Admitted(plan, permit, degraded)
 
 
@@ -56,5 +63,19 @@ def may_degrade(ctx: RequestContext, plan: Plan, smaller: str | None) -> bool:
     return smaller is None or fits_pool(ctx, plan, ctx.policy.pools[smaller])
 
 
-def _admission(gateway: Gateway, plan: Plan) -> PoolAdmission:
-    return gateway.admissions[plan.pool.name]
+def admission_request(
+    ctx: RequestContext, long_prompt_tokens: int, degradable: bool
+) -> AdmissionRequest:
+    """What the pool's admission weighs: priority, deadline, lane by prompt size (about four
+    characters a token), and cost (prompt plus ``max_tokens``, or a default)."""
+    body = ctx.request.body
+    prompt_tokens = prompt_chars(body) / 4
+    output = requested_max_tokens(body) or DEFAULT_OUTPUT_TOKENS
+    return AdmissionRequest(
+        priority=ctx.priority,
+        lane=Lane.LONG if prompt_tokens >= long_prompt_tokens else Lane.SHORT,
+        cost=prompt_tokens + float(output),
+        deadline=ctx.deadline,
+        degradable=degradable,
+        prompt_tokens=prompt_tokens,
+    )

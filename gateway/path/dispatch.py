@@ -16,7 +16,7 @@ Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 
 from tenacity import (
@@ -31,15 +31,16 @@ from tenacity.stop import stop_base
 
 from gateway.admission.controller import Permit
 from gateway.backends.state import BackendRegistry
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, ServiceUnavailable
 from gateway.metrics import GatewayMetrics
-from gateway.path.context import Plan, RequestContext, pick_backend
+from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import fits_pool
 from gateway.path.lease import Lease, Outcome, Phase
 from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
 from gateway.retry_budget import RetryBudget
-from gateway.scheduling.scheduler import RouteFacts, Scheduler
+from gateway.scheduling.picker import NoBackend
+from gateway.scheduling.scheduler import Choice, RouteFacts, Scheduler
 from gateway.upstream import UpstreamResponse
 
 # Codes for "no replica to try in this pool": a reason to fall back, not to retry here.
@@ -198,3 +199,32 @@ class _OutOfBudget(stop_base):
 
 def _worth_another_replica(exc: BaseException) -> bool:
     return isinstance(exc, GatewayError) and exc.retryable and exc.code not in _NO_REPLICA
+
+
+def pick_backend(
+    ctx: RequestContext,
+    plan: Plan,
+    registry: BackendRegistry,
+    scheduler: Scheduler,
+    facts: RouteFacts,
+    exclude: Collection[str] = (),
+) -> Choice:
+    """Choose the replica at dispatch time, from the latest backend state."""
+    replicas = registry.in_pool(ctx.policy, plan.pool.name)
+    choice = scheduler.choose(plan.pool.name, replicas, facts, exclude)
+    pick = choice.pick
+    if pick.backend is not None:
+        return choice
+    if pick.reason is NoBackend.NONE_HEALTHY:
+        raise ServiceUnavailable(
+            f"No healthy backend in pool '{plan.pool.name}'.",
+            code="no_healthy_backend",
+            retry_after_s=5,
+            retryable=True,
+        )
+    raise ServiceUnavailable(
+        f"Every backend in pool '{plan.pool.name}' is at its max_inflight.",
+        code="pool_saturated",
+        retry_after_s=1,
+        retryable=True,
+    )

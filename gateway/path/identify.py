@@ -8,10 +8,10 @@ import logging
 from collections.abc import Mapping
 
 from gateway.admission.queue import Priority
-from gateway.classify.messages import requested_max_tokens
+from gateway.classify.messages import DEFAULT_OUTPUT_TOKENS, prompt_chars, requested_max_tokens
 from gateway.edge.openai_api import ParsedRequest
+from gateway.errors import InvalidRequest
 from gateway.path.context import RequestContext
-from gateway.path.request_facts import DEFAULT_OUTPUT_TOKENS, priority_of, prompt_chars
 from gateway.policy.compile import CompiledPolicy
 from gateway.security.input_limits import apply_input_limits
 from gateway.security.rate_limits import TenantRateLimits
@@ -20,6 +20,33 @@ from gateway.security.tenants import Caller, authenticate, authorize_model
 log = logging.getLogger(__name__)
 
 _PRIORITIES = {p.name.lower(): p for p in Priority}
+
+
+def priority_of(headers: Mapping[str, str]) -> Priority:
+    value = headers.get("x-gateway-priority")
+    if value is None:
+        return Priority.STANDARD
+    priority = _PRIORITIES.get(value.strip().lower())
+    if priority is None:
+        raise InvalidRequest(
+            f"x-gateway-priority must be one of {', '.join(_PRIORITIES)}; got {value!r}.",
+            param="x-gateway-priority",
+            code="invalid_header",
+        )
+    return priority
+
+
+def deadline_of(headers: Mapping[str, str], arrival: float) -> float | None:
+    value = headers.get("x-gateway-deadline-ms")
+    if value is None:
+        return None
+    if not value.strip().isdigit() or int(value) <= 0:
+        raise InvalidRequest(
+            f"x-gateway-deadline-ms must be a positive whole number (milliseconds); got {value!r}.",
+            param="x-gateway-deadline-ms",
+            code="invalid_header",
+        )
+    return arrival + int(value) / 1000
 
 
 def identify(policy: CompiledPolicy, headers: Mapping[str, str]) -> Caller | None:
@@ -64,6 +91,7 @@ async def identified(
         headers,
         priority_for(caller, headers),
         tenant=caller.name if caller is not None else None,
+        deadline=deadline_of(headers, arrival),
     )
 
 

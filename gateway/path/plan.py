@@ -1,27 +1,32 @@
 """The plan stage: public model to pool, by a fixed mapping or, for ``route: auto``, by the
 request's classification and the policy's tier rules; then the chosen pool's context check.
 
+Tier rules: the first rule whose conditions all hold wins. Conditions (each optional, all
+given ones must hold): the request's length class, bounds on its difficulty score, its
+priority, the public model it asked for, and its tenant. No rule matching means the
+policy's default pool.
+
 Classification (token estimate, length class, difficulty score; ``gateway/classify``) runs
 only when something needs it: an auto route, or a pool with ``max_context``. A request that
 cannot fit the pool's context window gets a 400 naming its token count and the limit (a pool
-with ``compression`` leaves that check to the compression stage, ``compressing.py``).
+with ``compression`` leaves that check to the compression stage, ``compress.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from gateway.classify import Classification, classify_chat, classify_completion
 from gateway.classify.knn import blend_vote
 from gateway.classify.length import length_class
-from gateway.classify.messages import requested_max_tokens
+from gateway.classify.messages import prompt_chars, requested_max_tokens
 from gateway.errors import NotFound
 from gateway.path.compress import owns_context_check
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import require_fit
-from gateway.path.request_facts import prompt_chars
-from gateway.path.tiers import Facts, first_match
 from gateway.policy.compile import ModelRoute
+from gateway.policy.schema import Rule, RuleWhen
 
 
 def plan_pool(ctx: RequestContext) -> Plan:
@@ -82,3 +87,30 @@ def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
     if rule is None:
         return Plan(policy.pools[policy.default_pool], f"auto:default;{classes.reason()}")
     return Plan(policy.pools[rule.pool], f"rule:{rule.name};{classes.reason()}")
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    length: str
+    difficulty: float
+    priority: str
+    model: str
+    tenant: str | None = None
+
+
+def matches(when: RuleWhen, facts: Facts) -> bool:
+    if when.length is not None and facts.length not in when.length:
+        return False
+    if when.difficulty_at_least is not None and facts.difficulty < when.difficulty_at_least:
+        return False
+    if when.difficulty_below is not None and facts.difficulty >= when.difficulty_below:
+        return False
+    if when.priority is not None and facts.priority not in when.priority:
+        return False
+    if when.tenant is not None and facts.tenant not in when.tenant:
+        return False
+    return when.model is None or facts.model in when.model
+
+
+def first_match(rules: Sequence[Rule], facts: Facts) -> Rule | None:
+    return next((rule for rule in rules if matches(rule.when, facts)), None)

@@ -3,7 +3,7 @@ from textwrap import dedent
 import pytest
 
 from gateway.errors import Forbidden, Unauthorized
-from gateway.path.tiers import Facts, matches
+from gateway.path.plan import Facts, matches
 from gateway.policy import PolicyError
 from gateway.policy.compile import CompiledPolicy, compile_policy
 from gateway.policy.loader import parse_policy

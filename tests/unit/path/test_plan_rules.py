@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.path.tiers import Facts, first_match, matches
+from gateway.path.plan import Facts, first_match, matches
 from gateway.policy.schema import Rule, RuleWhen
 
 FACTS = Facts(length="short", difficulty=0.7, priority="standard", model="auto")
