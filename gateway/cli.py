@@ -96,9 +96,21 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from loadtests.demo import run_demo
+    from gateway import demo
 
-    return run_demo(args.host, args.port, args.speed)
+    workdir = demo.new_workdir()
+    policy_path = demo.demo_policy(workdir)
+    policy = load_policy_file(policy_path)
+    health = [backend.url.rstrip("/") + "/health" for backend in policy.backends]
+    log_path = workdir / "fleet.log"
+    print(f"starting the simulated fleet (log: {log_path}) ...", flush=True)
+    try:
+        with demo.simulated_fleet(health, args.speed, log_path):
+            print(demo.banner(args.host, args.port, policy_path), flush=True)
+            return serve_policy(policy_path, host=args.host, port=args.port, log_level="warning")
+    except demo.FleetError as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        return 1
 
 
 def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> int:

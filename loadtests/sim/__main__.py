@@ -6,14 +6,23 @@ import argparse
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from pathlib import Path
 
 from loadtests.sim.fleet import FleetConfig, GroupConfig, load_fleet, serve_fleet
 from loadtests.sim.profile import load_profile
 
 
+def fleet_path(name_or_path: str) -> Path:
+    """A path as given, or a fleet shipped with the simulator by name (``demo``)."""
+    path = Path(name_or_path)
+    if path.exists() or path.suffix:
+        return path
+    return Path(__file__).resolve().parent / "fleets" / f"{name_or_path}.yaml"
+
+
 def parse_args(argv: Sequence[str] | None = None) -> FleetConfig:
     ap = argparse.ArgumentParser(prog="python -m loadtests.sim", description=__doc__)
-    ap.add_argument("--fleet", help="fleet YAML file")
+    ap.add_argument("--fleet", help="fleet YAML file, or the name of one in loadtests/sim/fleets")
     ap.add_argument("--profile", help="profile stem in loadtests/sim/profiles or a path")
     ap.add_argument("--engine", choices=["vllm", "tgi"], default="vllm")
     ap.add_argument("--served-model", help="model name to serve (default: the profile's)")
@@ -24,7 +33,7 @@ def parse_args(argv: Sequence[str] | None = None) -> FleetConfig:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.fleet:
-        config = load_fleet(args.fleet)
+        config = load_fleet(fleet_path(args.fleet))
         if args.speed is not None:
             config = config.model_copy(update={"speed": args.speed})
         return config

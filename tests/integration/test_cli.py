@@ -14,19 +14,19 @@ from tests.support.processes import free_port, gateway_process, read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "policies").glob("*.yaml"))
+DEMO = ROOT / "gateway" / "defaults" / "demo.yaml"  # package data: the demo's policy
 
 
 def test_there_are_examples() -> None:
     names = {p.name for p in EXAMPLES}
     assert {
-        "demo.yaml",
         "single-vllm.yaml",
         "small-large-vllm.yaml",
         "mixed-vllm-tgi.yaml",
     } <= names
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*EXAMPLES, DEMO], ids=lambda p: p.name)
 def test_every_example_policy_compiles(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(path)]) == 0
     assert "ok, digest" in capsys.readouterr().out
@@ -54,9 +54,10 @@ def test_exported_schema_is_current() -> None:
     )
 
 
-def test_demo_serves_the_simulated_fleet() -> None:
+def test_demo_serves_the_simulated_fleet(tmp_path: Path) -> None:
     port = free_port()
-    with gateway_process(["demo", "--port", str(port), "--speed", "20"]) as proc:
+    # From another directory: the demo needs no file of the checkout.
+    with gateway_process(["demo", "--port", str(port), "--speed", "20"], cwd=tmp_path) as proc:
         read_until(proc, "demo is up")
         read_until(proc, "Ctrl-C stops")
         # The banner comes just before uvicorn binds; the SDK's retries cover that gap.

@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx2 as httpx
 
@@ -32,10 +33,14 @@ def read_until(proc: subprocess.Popen[str], marker: str) -> str:
 
 
 @contextmanager
-def gateway_process(args: Sequence[str]) -> Iterator[subprocess.Popen[str]]:
-    """``python -m gateway ARGS`` with merged, unbuffered text output; killed on exit."""
+def gateway_process(
+    args: Sequence[str], cwd: Path | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """``python -m gateway ARGS`` with merged, unbuffered text output; stopped (SIGTERM, then
+    SIGKILL) on exit."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "gateway", *args],
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -1,0 +1,126 @@
+"""``latency-gateway demo``: a simulated fleet in its own process, and the gateway in front.
+
+The fleet is the simulator of the load tests, started as a child process (``python -m
+loadtests.sim --fleet demo``, 2 small and 2 large vLLM replicas on the ports the demo policy
+names); the product never imports it. The demo policy is package data
+(``gateway/defaults/demo.yaml``), copied to a fresh directory so that it can be edited while
+the gateway runs (it reloads on save), whether the gateway runs from a checkout or a wheel.
+The fleet stops with the gateway, on Ctrl-C as on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from importlib.resources import files
+from pathlib import Path
+from types import FrameType
+
+import httpx2 as httpx
+
+FLEET_ARGV = (sys.executable, "-m", "loadtests.sim", "--fleet", "demo")
+START_TIMEOUT_S = 60.0
+
+
+class FleetError(RuntimeError):
+    """The simulated fleet did not come up; the message says why and where its log is."""
+
+
+def demo_policy(directory: Path) -> Path:
+    """A copy of the packaged demo policy in ``directory``, for the user to edit."""
+    text = files("gateway").joinpath("defaults/demo.yaml").read_text(encoding="utf-8")
+    path = directory / "demo.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def new_workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="latency-gateway-demo-"))
+
+
+@contextlib.contextmanager
+def simulated_fleet(
+    health_urls: Sequence[str], speed: float, log_path: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start the fleet, wait until every replica answers, yield it; stop it on the way out,
+    whatever ends the block (SIGTERM included: it is turned into ``SystemExit`` meanwhile)."""
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [*FLEET_ARGV, "--speed", str(speed)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped as a whole
+        )
+        try:
+            _wait_healthy(proc, health_urls, log_path)
+            yield proc
+        finally:
+            _stop(proc)
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # uvicorn re-raises SIGTERM after its graceful shutdown; as SystemExit it unwinds through
+    # ``simulated_fleet``, which stops the fleet, instead of ending this process outright.
+    raise SystemExit(128 + signum)
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], urls: Sequence[str], log_path: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    pending = list(urls)
+    with httpx.Client(timeout=2.0) as http:
+        while pending:
+            if proc.poll() is not None:
+                raise FleetError(f"the simulated fleet exited ({proc.returncode}); see {log_path}")
+            if time.monotonic() > deadline:
+                raise FleetError(f"the simulated fleet is not up after 60 s; see {log_path}")
+            pending = [url for url in pending if not _answers(http, url)]
+            if pending:
+                time.sleep(0.2)  # a start-up wait, once, off any event loop
+
+
+def _answers(http: httpx.Client, url: str) -> bool:
+    try:
+        return http.get(url).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _stop(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
+
+
+def banner(host: str, port: int, policy_path: Path) -> str:
+    base = f"http://{host}:{port}"
+    return f"""
+latency-gateway demo is up: simulated vLLM fleet (2 x Qwen2.5-1.5B, 2 x Llama-3.1-70B)
+  OpenAI API   {base}/v1          models: fast, smart, auto
+  dashboard    {base}/dashboard   (live: queues, shedding, TTFT, backends)
+  metrics      {base}/metrics     readiness: {base}/readyz
+  policy       {policy_path} (edit it: the gateway reloads on save)
+
+Try it:
+  curl -s {base}/v1/chat/completions -H 'content-type: application/json' \\
+    -d '{{"model": "fast", "messages": [{{"role": "user", "content": "Hello!"}}]}}'
+
+  from openai import OpenAI
+  client = OpenAI(base_url="{base}/v1", api_key="demo")
+  reply = client.chat.completions.create(
+      model="smart", messages=[{{"role": "user", "content": "Hi"}}])
+  print(reply.choices[0].message.content)
+
+Ctrl-C stops the gateway and the fleet.
+"""
