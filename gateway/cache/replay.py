@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from gateway.classify import estimate_tokens
-from gateway.edge import sse
 
 _PIECE = re.compile(r"\s*\S+(?:\s+\S+){0,3}\s*")
 
@@ -32,8 +31,9 @@ def fresh_answer(
     return answer
 
 
-def stream_events(answer: dict[str, Any], *, include_usage: bool) -> Iterator[bytes]:
-    """The SSE frames of a fresh answer (see ``fresh_answer``), ``[DONE]`` included."""
+def stream_chunks(answer: dict[str, Any], *, include_usage: bool) -> Iterator[dict[str, Any]]:
+    """The stream chunks of a fresh answer (see ``fresh_answer``), in order; the edge frames
+    them as server-sent events and ends them with ``[DONE]``."""
     chat = answer.get("object") == "chat.completion"
     head = {
         "id": answer["id"],
@@ -46,24 +46,18 @@ def stream_events(answer: dict[str, Any], *, include_usage: bool) -> Iterator[by
     choice = answer["choices"][0]
     if chat:
         message = choice["message"]
-        yield sse.frame_json(head | {"choices": [_delta({"role": message["role"], "content": ""})]})
+        yield head | {"choices": [_delta({"role": message["role"], "content": ""})]}
         text = message.get("content") or ""
     else:
         text = choice.get("text") or ""
     for piece in _PIECE.findall(text):
         part = _delta({"content": piece}) if chat else _text(piece)
-        yield sse.frame_json(head | {"choices": [part]})
+        yield head | {"choices": [part]}
     last = _delta({}) if chat else _text("")
     last["finish_reason"] = choice.get("finish_reason", "stop")
-    yield sse.frame_json(head | {"choices": [last]})
+    yield head | {"choices": [last]}
     if include_usage:
-        yield sse.frame_json(head | {"choices": [], "usage": answer["usage"]})
-    yield sse.DONE
-
-
-async def replay_stream(events: Iterator[bytes]) -> AsyncGenerator[bytes, None]:
-    # One write: the client's SDK gets the events as fast as it reads them.
-    yield b"".join(events)
+        yield head | {"choices": [], "usage": answer["usage"]}
 
 
 def _delta(delta: dict[str, Any]) -> dict[str, Any]:

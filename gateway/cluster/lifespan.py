@@ -7,11 +7,26 @@ import contextlib
 import os
 import secrets
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Protocol
 
+from gateway.admission.gate import LeaseGate
 from gateway.cluster.gate import ClusterAdmission
 from gateway.cluster.store import RedisLeaseStore
-from gateway.runtime import Gateway
+from gateway.metrics import GatewayMetrics
+from gateway.policy.compile import CompiledPolicy
+
+
+class Joining(Protocol):
+    """What joining the cluster needs of the running gateway (``runtime.Gateway`` has it)."""
+
+    @property
+    def policy(self) -> CompiledPolicy: ...
+
+    @property
+    def metrics(self) -> GatewayMetrics: ...
+
+    def attach_lease_gates(self, gates: Callable[[str], LeaseGate]) -> None: ...
 
 
 def replica_id() -> str:
@@ -20,7 +35,7 @@ def replica_id() -> str:
 
 
 @contextlib.asynccontextmanager
-async def cluster_admission(gateway: Gateway) -> AsyncIterator[ClusterAdmission | None]:
+async def cluster_admission(gateway: Joining) -> AsyncIterator[ClusterAdmission | None]:
     """Join the cluster (or start in local mode if Redis is down); leave it on exit.
 
     The ``cluster`` section is read once, at start: changing it needs a restart.

@@ -6,16 +6,15 @@ other field stays in the body untouched, so new OpenAI parameters keep working.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.errors import InvalidRequest
+from gateway.request import Endpoint, ParsedRequest
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
-Endpoint = Literal["chat", "completions"]
 
 
 class _Open(BaseModel):
@@ -49,16 +48,6 @@ class ChatRequest(_Common):
 
 class CompletionRequest(_Common):
     prompt: str | list[str] | list[int] | list[list[int]]
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedRequest:
-    """The facts the gateway needs, plus the body exactly as the client sent it."""
-
-    endpoint: Endpoint
-    model: str
-    stream: bool
-    body: dict[str, Any]
 
 
 _MODELS: dict[Endpoint, type[_Common]] = {"chat": ChatRequest, "completions": CompletionRequest}

@@ -17,7 +17,7 @@ from gateway.edge.body import read_body
 from gateway.edge.dashboard import dashboard_routes
 from gateway.edge.disconnect import DisconnectWatch
 from gateway.edge.errors import render_error
-from gateway.edge.openai_api import Endpoint, parse_request
+from gateway.edge.openai_api import parse_request
 from gateway.edge.openapi import openapi_document
 from gateway.edge.responses import json_response
 from gateway.edge.streaming import EventStreamResponse
@@ -26,6 +26,7 @@ from gateway.path.context import RequestContext
 from gateway.path.identify import identified, identify
 from gateway.path.lease import CLIENT_GONE
 from gateway.path.run import serve
+from gateway.request import Endpoint
 from gateway.runtime import Gateway
 from gateway.security.tenants import visible_models
 

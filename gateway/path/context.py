@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gateway.admission.queue import Priority
-from gateway.edge.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
+from gateway.request import ParsedRequest
 from gateway.tracing.marks import StageMarks
 
 

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 
 from gateway.admission.queue import Priority
 from gateway.classify.messages import DEFAULT_OUTPUT_TOKENS, prompt_chars, requested_max_tokens
-from gateway.edge.openai_api import ParsedRequest
 from gateway.errors import InvalidRequest
 from gateway.path.context import RequestContext
 from gateway.policy.compile import CompiledPolicy
+from gateway.request import ParsedRequest
 from gateway.security.input_limits import apply_input_limits
 from gateway.security.rate_limits import TenantRateLimits
 from gateway.security.tenants import Caller, authenticate, authorize_model

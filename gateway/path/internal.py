@@ -18,13 +18,13 @@ import orjson
 
 from gateway.admission.controller import PoolAdmission
 from gateway.admission.queue import Priority
-from gateway.edge.openai_api import ParsedRequest
 from gateway.errors import InternalError
 from gateway.path.admit import admission_request
 from gateway.path.context import Plan, RequestContext
 from gateway.path.dispatch import Dispatcher
 from gateway.path.lease import Outcome, Phase
 from gateway.policy.compile import CompiledPolicy
+from gateway.request import ParsedRequest
 from gateway.upstream import UpstreamIOError
 
 

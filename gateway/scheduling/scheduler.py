@@ -20,9 +20,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gateway.backends.state import BackendState
-from gateway.edge.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.schema import Scheduling
+from gateway.request import ParsedRequest
 from gateway.rewrite import serialize
 from gateway.scheduling import scorers
 from gateway.scheduling.picker import NoBackend, Pick, best, eligible

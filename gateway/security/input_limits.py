@@ -13,9 +13,9 @@ from dataclasses import replace
 from typing import Any
 
 from gateway.classify.messages import message_texts
-from gateway.edge.openai_api import ParsedRequest
 from gateway.errors import InvalidRequest
 from gateway.policy.schema import InputLimits
+from gateway.request import ParsedRequest
 
 _TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
 

@@ -2,10 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from gateway.cache.capture import AnswerCapture
-from gateway.cache.replay import fresh_answer, stream_events
+from gateway.cache.replay import fresh_answer, stream_chunks
 
 STORED = {
     "object": "chat.completion",
@@ -22,12 +20,6 @@ STORED = {
 }
 
 
-def _events(raw: bytes) -> list[Any]:
-    frames = [f for f in raw.split(b"\n\n") if f]
-    assert frames[-1] == b"data: [DONE]"
-    return [orjson.loads(f.removeprefix(b"data: ")) for f in frames[:-1]]
-
-
 def test_fresh_answer_has_new_id_model_and_usage() -> None:
     a = fresh_answer(STORED, model="fast", created=5, prompt_tokens=12)
     b = fresh_answer(STORED, model="fast", created=5, prompt_tokens=12)
@@ -41,7 +33,7 @@ def test_fresh_answer_has_new_id_model_and_usage() -> None:
 
 def test_stream_replays_role_content_finish_usage_done() -> None:
     answer = fresh_answer(STORED, model="fast", created=5, prompt_tokens=12)
-    events = _events(b"".join(stream_events(answer, include_usage=True)))
+    events = list(stream_chunks(answer, include_usage=True))
     assert events[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     text = "".join(e["choices"][0]["delta"].get("content", "") for e in events if e["choices"])
     assert text == "The answer is forty two, really."
@@ -50,7 +42,7 @@ def test_stream_replays_role_content_finish_usage_done() -> None:
     assert events[-1]["usage"]["completion_tokens"] == 7
     assert {e["id"] for e in events} == {answer["id"]}
     assert {e["object"] for e in events} == {"chat.completion.chunk"}
-    no_usage = _events(b"".join(stream_events(answer, include_usage=False)))
+    no_usage = list(stream_chunks(answer, include_usage=False))
     assert all("usage" not in e for e in no_usage)
 
 
@@ -58,7 +50,7 @@ def test_capture_folds_a_stream_back_into_an_answer() -> None:
     got: list[dict[str, Any]] = []
     capture = AnswerCapture("chat", got.append)
     answer = fresh_answer(STORED, model="fast", created=5, prompt_tokens=12)
-    for event in _events(b"".join(stream_events(answer, include_usage=True))):
+    for event in list(stream_chunks(answer, include_usage=True)):
         capture.event(event)
     capture.finish()
     assert got[0]["choices"][0]["message"]["content"] == "The answer is forty two, really."
@@ -85,5 +77,5 @@ def test_completions_replay() -> None:
     answer = fresh_answer(stored, model="fast", created=1, prompt_tokens=2)
     assert answer["id"].startswith("cmpl-")
     assert answer["usage"]["completion_tokens"] >= 1
-    events = _events(b"".join(stream_events(answer, include_usage=False)))
+    events = list(stream_chunks(answer, include_usage=False))
     assert "".join(e["choices"][0]["text"] for e in events) == "Once upon"

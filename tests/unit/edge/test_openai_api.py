@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.edge.openai_api import Endpoint, parse_request
+from gateway.edge.openai_api import parse_request
 from gateway.errors import InvalidRequest
+from gateway.request import Endpoint
 
 USER = [{"role": "user", "content": "hi"}]
 
