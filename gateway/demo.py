@@ -11,18 +11,16 @@ The fleet stops with the gateway, on Ctrl-C as on SIGTERM.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from importlib.resources import files
 from pathlib import Path
 from types import FrameType
 
-import httpx2 as httpx
+from gateway.children import StartupError, running
 
 FLEET_ARGV = (sys.executable, "-m", "loadtests.sim", "--fleet", "demo")
 START_TIMEOUT_S = 60.0
@@ -51,56 +49,20 @@ def simulated_fleet(
     """Start the fleet, wait until every replica answers, yield it; stop it on the way out,
     whatever ends the block (SIGTERM included: it is turned into ``SystemExit`` meanwhile)."""
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [*FLEET_ARGV, "--speed", str(speed)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: stopped as a whole
-        )
-        try:
-            _wait_healthy(proc, health_urls, log_path)
+    argv = [*FLEET_ARGV, "--speed", str(speed)]
+    try:
+        with running(argv, health_urls, log_path, timeout_s=START_TIMEOUT_S) as proc:
             yield proc
-        finally:
-            _stop(proc)
-            signal.signal(signal.SIGTERM, previous)
+    except StartupError as exc:
+        raise FleetError(f"the simulated fleet did not start ({exc}); see {log_path}") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     # uvicorn re-raises SIGTERM after its graceful shutdown; as SystemExit it unwinds through
     # ``simulated_fleet``, which stops the fleet, instead of ending this process outright.
     raise SystemExit(128 + signum)
-
-
-def _wait_healthy(proc: subprocess.Popen[bytes], urls: Sequence[str], log_path: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    pending = list(urls)
-    with httpx.Client(timeout=2.0) as http:
-        while pending:
-            if proc.poll() is not None:
-                raise FleetError(f"the simulated fleet exited ({proc.returncode}); see {log_path}")
-            if time.monotonic() > deadline:
-                raise FleetError(f"the simulated fleet is not up after 60 s; see {log_path}")
-            pending = [url for url in pending if not _answers(http, url)]
-            if pending:
-                time.sleep(0.2)  # a start-up wait, once, off any event loop
-
-
-def _answers(http: httpx.Client, url: str) -> bool:
-    try:
-        return http.get(url).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def _stop(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=grace_s)
 
 
 def banner(host: str, port: int, policy_path: Path) -> str:

@@ -26,12 +26,12 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from gateway.classify import EstimateCounter
-from gateway.edge.openai_api import ParsedRequest
 from gateway.metrics import GatewayMetrics
 from gateway.path.compress import compress_stage
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
+from gateway.request import ParsedRequest
 from gateway.rewrite.compress import CompressConfig, compress
 from gateway.rewrite.summary_cache import transcript
 from gateway.rewrite.summary_check import check_summary

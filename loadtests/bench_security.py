@@ -18,11 +18,12 @@ from collections.abc import Callable
 
 import orjson
 
-from gateway.edge.openai_api import ParsedRequest, parse_request
+from gateway.edge.openai_api import parse_request
 from gateway.errors import Unauthorized
 from gateway.path.identify import identify, screen
 from gateway.policy import load_policy_text
 from gateway.policy.compile import CompiledPolicy
+from gateway.request import ParsedRequest
 from gateway.security.keys import hash_key, new_key
 from gateway.security.rate_limits import TenantRateLimits
 from gateway.security.tenants import Caller

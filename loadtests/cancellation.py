@@ -83,8 +83,8 @@ import orjson
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway.children import running
 from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
-from loadtests.loadgen.processes import running
 from loadtests.loadgen.stats import percentile
 from loadtests.serving import Served, serve_app
 from loadtests.sim import tokenizer

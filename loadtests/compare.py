@@ -19,12 +19,12 @@ from typing import Any
 
 import yaml
 
+from gateway.children import running
 from loadtests.loadgen.cli import add_load_arguments, spec_from_args
 from loadtests.loadgen.client import Target
 from loadtests.loadgen.comparison import ratio_rows, ratio_table, write_comparison
 from loadtests.loadgen.fleet import policy_for, replicas, write_policy
 from loadtests.loadgen.plots import plot_ttft_cdf
-from loadtests.loadgen.processes import running
 from loadtests.loadgen.runner import RunResult
 from loadtests.loadgen.sampler import read_counters
 from loadtests.loadgen.session import LoadSpec, perform

@@ -30,8 +30,8 @@ from pathlib import Path
 import orjson
 import uvloop
 
+from gateway.children import running
 from gateway.upstream import ConnectionPool, Origin, UpstreamIOError
-from loadtests.loadgen.processes import running
 from loadtests.loadgen.stats import percentile
 
 _REQUEST = {

@@ -25,11 +25,11 @@ from typing import Any
 
 import yaml
 
+from gateway.children import running
 from loadtests.calibration.fit import fit_profile
 from loadtests.calibration.replay import replay
 from loadtests.calibration.table import markdown, run_spread
 from loadtests.calibration.workload import Plan, measure, pooled
-from loadtests.loadgen.processes import running
 from loadtests.real.cache import cache_root
 from loadtests.real.launch import free_port
 from loadtests.real.model import SERVED_NAME

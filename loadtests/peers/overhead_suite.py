@@ -23,7 +23,7 @@ from typing import Any
 
 import uvloop
 
-from loadtests.loadgen.processes import running
+from gateway.children import running
 from loadtests.overhead import (
     Endpoint,
     PathStats,

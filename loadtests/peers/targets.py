@@ -6,7 +6,7 @@ closest configuration for a scenario (LiteLLM routing strategy, vllm-router poli
 balancing and in-flight cap); its ``notes`` are what the report's tables say about it.
 ``plan_launch`` is pure: it returns the command, environment, files to write, readiness URL
 and how clients address the target. ``launched`` writes the files and runs the process with
-``loadtests.loadgen.processes.running`` (always stopped on exit). ``direct`` has no process:
+``gateway.children.running`` (always stopped on exit). ``direct`` has no process:
 clients go to the upstreams themselves.
 
 Parameters: ``port`` (the target's own), ``root`` (a per-run folder for configs and logs),
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import yaml
 
+from gateway.children import StartupError, running
 from loadtests.compare import gateway_cmd
-from loadtests.loadgen.processes import StartupError, running
 from loadtests.peers.configs import (
     NGINX_HEALTH,
     Balance,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from loadtests.loadgen.processes import running
+from gateway.children import running
 from loadtests.real.cache import is_done
 from loadtests.real.chat_template import write_chat_template
 from loadtests.real.llamacpp import ServeOptions, ensure_server, server_argv, server_binary

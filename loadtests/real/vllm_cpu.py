@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from loadtests.loadgen.processes import running
+from gateway.children import running
 from loadtests.real.cache import is_done, mark_done, run_logged
 from loadtests.real.chat_template import write_chat_template
 from loadtests.real.model import GGUF_NAME, ensure_gguf

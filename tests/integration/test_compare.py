@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 import loadtests.compare as compare
-from loadtests.loadgen.processes import running
+from gateway.children import running
 from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,10 +7,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from gateway.children import StartupError, running
 from loadtests.loadgen.cli import main as loadgen_main
 from loadtests.loadgen.comparison import ratio_rows, ratio_table, write_comparison
 from loadtests.loadgen.fleet import policy_for, replicas
-from loadtests.loadgen.processes import StartupError, running
 from loadtests.loadgen.session import direct_targets, parse_pairs
 from loadtests.sim.fleet import FleetConfig
 

@@ -1,4 +1,5 @@
-"""Child processes for the comparison runner: start, wait for health, always stop.
+"""Child processes (the demo's simulated fleet; the load tests' servers): start, wait for
+health, always stop.
 
 Algorithm: each child runs in its own session (process group) with output to a log file;
 readiness is polled over HTTP every ``poll_s`` until every URL answers 200 or
