@@ -155,6 +155,35 @@ class GatewayMetrics:
             ["pool"],
             registry=registry,
         )
+        # SLO-first admission: the objective, what was predicted, how wrong it was, and the
+        # Retry-After advice given with each refusal.
+        self.ttft_objective = Gauge(
+            "gateway_ttft_objective_seconds",
+            "TTFT objective of a standard short request, by pool",
+            ["pool"],
+            registry=registry,
+        )
+        self.ttft_predicted = Histogram(
+            "gateway_ttft_predicted_seconds",
+            "Predicted TTFT of admitted requests at admission, by pool",
+            ["pool"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.ttft_prediction_error = Histogram(
+            "gateway_ttft_prediction_error_seconds",
+            "|observed - predicted| backend TTFT, by pool and direction (over | under)",
+            ["pool", "direction"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.retry_after = Histogram(
+            "gateway_retry_after_seconds",
+            "Retry-After advised with refusals, by pool",
+            ["pool"],
+            buckets=(1, 2, 3, 5, 10, 20, 30, 60, 120),
+            registry=registry,
+        )
         self.ladder_step = Gauge(
             "gateway_overload_step",
             "Active step of the overload ladder, by pool (0 normal)",
