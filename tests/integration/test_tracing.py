@@ -95,7 +95,7 @@ def test_spans_per_request_with_stage_children(
         "gateway.cache",
         "gateway.plan",
         "gateway.compress",
-        "gateway.path.admit",
+        "gateway.admit",
         "gateway.upstream_open",
         "gateway.first_token",
         "gateway.relay",
