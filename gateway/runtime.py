@@ -34,8 +34,7 @@ from gateway.upstream import ConnectionPool
 
 
 def _standard_wait(admission: PoolAdmission) -> float:
-    wait = admission.estimated_wait(PROBE)
-    return -1.0 if wait is None else wait
+    return admission.predict(PROBE).wait_s
 
 
 def _or_nan(value: float | None) -> float:
@@ -179,6 +178,7 @@ class Gateway:
                     clock=self.clock,
                     metrics=self.metrics,
                     backend_load=partial(self._pool_load, name),
+                    backend_ttft=partial(self._best_ttft, name),
                     leases=self.lease_gates(name) if self.lease_gates else None,
                 )
             self._watch_admission(fresh[name])
@@ -197,11 +197,26 @@ class Gateway:
         waiting = sum(s.load.waiting for s in states)
         return waiting, sum(s.load.kv_usage for s in states) / len(states)
 
+    def _best_ttft(self, pool: str, prompt_tokens: float) -> float | None:
+        """The lowest predicted TTFT among the pool's routable replicas (those with a free
+        slot first), for a prompt that misses the prefix cache as often as the replica's
+        recent traffic did."""
+        states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
+        routable = [s for s in states if s.routable]
+        free = [s for s in routable if s.has_capacity] or routable
+        return min(
+            (s.predict_ttft(prompt_tokens * (1.0 - (s.prefix_hit_rate or 0.0))) for s in free),
+            default=None,
+        )
+
     def _watch_admission(self, admission: PoolAdmission) -> None:
         m, name = self.metrics, admission.pool.name
         m.concurrency_limit.labels(name).set_function(lambda: admission.limit.limit)
         m.ladder_step.labels(name).set_function(lambda: admission.step)
         m.estimated_wait.labels(name).set_function(partial(_standard_wait, admission))
+        objective = admission.objective
+        if objective is not None:
+            m.ttft_objective.labels(name).set(objective.ttft_s)
         for lane in Lane:
             for priority in Priority:
                 m.queue_depth.labels(name, lane.value, priority.name.lower()).set_function(
@@ -214,6 +229,9 @@ class Gateway:
     def on_health_change(self, state: BackendState) -> None:
         gauge = self.metrics.backend_healthy.labels(state.name, state.spec.pool)
         gauge.set(1 if state.health is Health.HEALTHY else 0)
+        admission = self.admissions.get(state.spec.pool)
+        if admission is not None:
+            admission.recheck()  # a replica fewer (or more): every waiter's prediction moved
         # Read at scrape time: the breaker moves from open to half-open by the clock alone.
         self.metrics.breaker_state.labels(state.name).set_function(
             lambda: _BREAKER_LEVEL[state.breaker.state]

@@ -1,11 +1,13 @@
 """Admission control algorithms of a pool: pure, synchronous, clock-injected.
 
-``limits`` (how many in flight), ``queue`` (who waits, who goes next), ``drain`` (how fast
-work leaves), ``ladder`` (how overloaded, and what that means for a request), ``retry_after``
-(what to tell a shed client). The enforcement (asyncio, HTTP) lives elsewhere.
+``objective`` (the TTFT a request is promised), ``hold`` (how long a queued request waits for
+a slot), ``limits`` (how many in flight), ``queue`` (who waits, who goes next), ``ladder`` (how
+overloaded, and what that means for a request), ``retry_after`` (what to tell a refused
+client). The enforcement (asyncio) is ``controller.py`` with ``lease_pump.py`` and
+``permit.py``; the replicas' TTFT predictor is ``backends/ttft.py``.
 """
 
-from gateway.admission.drain import DrainRate
+from gateway.admission.hold import HoldTimes
 from gateway.admission.ladder import Action, Ladder, Signals, Step, verdict
 from gateway.admission.limits import (
     AimdLimit,
@@ -23,9 +25,9 @@ __all__ = [
     "AdmissionQueue",
     "AimdLimit",
     "AimdSettings",
-    "DrainRate",
     "GradientLimit",
     "GradientSettings",
+    "HoldTimes",
     "Ladder",
     "Lane",
     "LimitAlgorithm",

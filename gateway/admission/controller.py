@@ -1,21 +1,32 @@
-"""Admission for one pool: a concurrency limit, a priority waiting room, honest shedding.
+"""Admission for one pool: serve in time or refuse at once, with an honest Retry-After.
 
-Enforcement only; the algorithms are the pure modules beside it (``limits``, ``queue``,
-``drain``, ``ladder``, ``retry_after``). A request is first ``check``-ed: refused at once
-(429 with a Retry-After from the estimated drain time) when a hard queue cap is hit, when its
-deadline cannot be met by the estimated wait, when the estimated wait passes ``max_wait_s``
-(critical requests excepted), or when the overload ladder sheds its priority; or told to
-degrade to another pool. Then it ``acquire``-s a slot: at once when one is free and nobody
-waits, otherwise in the queue (priority, then deadline, then arrival; short and long lanes).
-A waiter whose client leaves or whose deadline passes leaves the queue. ``Permit.release``
-frees the slot and feeds the limit algorithm the backend's latency and the drain rate its work.
+Enforcement only; the algorithms are the pure modules beside it (``objective``, ``hold``,
+``queue``, ``limits``, ``ladder``, ``retry_after``; the backends' TTFT predictor is
+``backends/ttft.py``). A request is first ``check``-ed, which returns a ``Decision`` (a
+value; nothing is counted or raised there):
 
-With a ``LeaseGate`` (cluster admission), a slot also needs a lease from the gate, and the
-local limit is capped by the gate (the local share while Redis is unreachable). A request
-that finds a free local slot asks for its lease at once; when the cluster is full it waits
-in the queue like any other. Then one pump task per pool asks for a lease for whoever is
-next (so priority, deadline and lane order hold) and hands it over, retrying when a slot or
-lease frees or every ``poll_s``.
+    predicted TTFT = wait for a slot (0 when one is free; else from its place in the queue
+                     and how long slots are held, ``hold.py``)
+                   + the best replica's predicted TTFT (``backend_ttft``)
+
+It is refused when a hard cap is hit (``max_queue``, ``max_queue_long``, ``max_wait_s``), when
+the prediction passes its deadline (``x-gateway-deadline-ms``), when it passes its TTFT
+objective (``objective.py``; critical requests are exempt and are refused only by hard caps),
+or when the overload ladder sheds its priority; or it is told to degrade (the ladder's
+``degrade`` step). ``refusal`` turns a refused decision into the 503 the client gets, with a
+``Retry-After`` of the predicted time until the work ahead has drained.
+
+Then it ``acquire``-s a slot: at once when one is free and nobody waits, otherwise in the
+queue (priority, then give-up time, then arrival; short and long lanes). A waiter gives up at
+the latest time it can still be dispatched in time (its deadline, or arrival + objective -
+predicted replica TTFT) and gets a 503 then, not a timeout. Every waiter is checked again
+whenever the prediction changes (``recheck``: a release, a new waiter ahead, a backend going
+away): one whose predicted dispatch is past its give-up time is refused at once.
+``Permit.release`` frees the slot, feeds the limit algorithm the backend's latency and the
+hold-time estimate the slot's hold time.
+
+With a ``LeaseGate`` (cluster admission), a slot also needs a lease from the gate
+(``lease_pump.py``).
 
 Parameters: the pool's ``admission`` settings in the policy.
 """
@@ -23,28 +34,22 @@ Parameters: the pool's ``admission`` settings in the policy.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.admission.drain import DrainRate
 from gateway.admission.gate import LeaseGate
-from gateway.admission.ladder import Action, Ladder, Signals, Step, verdict
-from gateway.admission.limits import (
-    AimdLimit,
-    AimdSettings,
-    GradientLimit,
-    GradientSettings,
-    LimitAlgorithm,
-    StaticLimit,
-)
+from gateway.admission.hold import HoldTimes
+from gateway.admission.ladder import Ladder, Signals, step_of, verdict
+from gateway.admission.lease_pump import LeasePump
+from gateway.admission.limits import build_limit
+from gateway.admission.objective import Objective
+from gateway.admission.permit import Permit
 from gateway.admission.prefill import PrefillBudget
 from gateway.admission.queue import AdmissionQueue, Lane, Priority, Ticket
 from gateway.admission.retry_after import retry_after_s
-from gateway.errors import GatewayError, GatewayTimeout, RateLimited
+from gateway.errors import GatewayError, ServiceUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import PoolSpec
-from gateway.policy.schema import LadderStep, Limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,8 @@ class AdmissionRequest:
     cost: float  # estimated work: prompt plus output tokens
     deadline: float | None  # absolute, on the admission clock
     degradable: bool  # the gateway chose the pool (model: auto), so it may choose another
-    prompt_tokens: float = 0.0  # what prefill pacing counts
+    prompt_tokens: float = 0.0  # what prefill pacing and the TTFT prediction count
+    arrival: float | None = None  # when the client sent it (the objective counts from here)
 
 
 # A standard short request with no work of its own: what "the pool's wait now" means.
@@ -62,47 +68,34 @@ PROBE = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=Fa
 
 
 @dataclass(frozen=True, slots=True)
+class Prediction:
+    wait_s: float  # for a slot in the gateway's queue
+    backend_s: float  # from dispatch to first token, on the best replica now
+
+    @property
+    def ttft_s(self) -> float:
+        return self.wait_s + self.backend_s
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
-    degrade_to: str | None = None
+    prediction: Prediction
+    objective_s: float | None = None
+    refuse: str | None = None  # the reason, when refused
+    degrade_to: str | None = None  # the ladder's degrade step
 
-
-class Permit:
-    """A slot in the pool, held from admission until the request ends."""
-
-    __slots__ = ("_admission", "_cost", "_lease", "_prefill", "_released", "queued_s")
-
-    def __init__(
-        self,
-        admission: PoolAdmission,
-        cost: float,
-        queued_s: float,
-        lease: str | None = None,
-        prefill: float = 0.0,
-    ) -> None:
-        self._admission = admission
-        self._cost = cost
-        self._lease = lease
-        self._prefill = prefill
-        self._released = False
-        self.queued_s = queued_s
-
-    def prefilled(self) -> None:
-        """The request's first token arrived: its prompt no longer counts for pacing."""
-        if self._prefill:
-            tokens, self._prefill = self._prefill, 0.0
-            self._admission.prefilled(tokens)
-
-    def release(self, *, latency_s: float | None, dropped: bool) -> None:
-        if not self._released:
-            self._released = True
-            self.prefilled()
-            self._admission.release(self._cost, latency_s, dropped, self._lease)
+    @property
+    def unmeetable(self) -> bool:
+        """Refused only because the objective cannot be met (another pool might)."""
+        return self.refuse == "objective_unmeetable"
 
 
 @dataclass(slots=True)
 class _Waiter:
     granted: asyncio.Future[str | None]
     prefill: float
+    request: AdmissionRequest
+    client_deadline: float | None
 
 
 class PoolAdmission:
@@ -113,277 +106,285 @@ class PoolAdmission:
         clock: Callable[[], float],
         metrics: GatewayMetrics,
         backend_load: Callable[[], tuple[float, float]],
+        backend_ttft: Callable[[float], float | None] = lambda tokens: None,
         leases: LeaseGate | None = None,
     ) -> None:
         self.pool = pool
-        self.leases = leases
         self.settings = pool.settings.admission
         self._clock = clock
         self._metrics = metrics
         self._backend_load = backend_load  # (summed waiting, mean KV usage) of the pool
+        self._backend_ttft = backend_ttft  # best replica's predicted TTFT for a prompt size
         self.limit = build_limit(self.settings.limit, pool.capacity)
         self.queue = AdmissionQueue(long_lane_share=self.settings.long_lane_share)
-        self.drain = DrainRate(clock=clock)
-        steps = tuple(_step(s) for s in self.settings.ladder)
-        self.ladder = Ladder(steps, self.settings.hysteresis)
+        self.hold = HoldTimes()
+        objective = self.settings.objective
+        long_from = self.settings.long_prompt_tokens
+        self.objective = None if objective is None else Objective.of(objective, long_from)
+        self.ladder = Ladder(
+            tuple(step_of(s) for s in self.settings.ladder), self.settings.hysteresis
+        )
         self.step = 0
         self.inflight = 0
         self.prefill = PrefillBudget(self.settings.max_prefill_tokens)
-        self._pumping = False
-        self._wake = asyncio.Event()
+        self.pump = LeasePump(self, leases)
+
+    @property
+    def leases(self) -> LeaseGate | None:
+        return self.pump.leases
+
+    @leases.setter
+    def leases(self, gate: LeaseGate | None) -> None:
+        self.pump.leases = gate
 
     # the decision
 
+    def predict(self, request: AdmissionRequest) -> Prediction:
+        backend = self._backend_ttft(request.prompt_tokens) or 0.0
+        if self._has_free_slot():
+            return Prediction(0.0, backend)
+        ahead = self.queue.count_ahead(request.priority, request.lane)
+        return Prediction(self.hold.wait_s(ahead, self.slots()), backend)
+
+    def objective_s(self, request: AdmissionRequest) -> float | None:
+        if self.objective is None or request.priority is Priority.CRITICAL:
+            return None
+        return self.objective.seconds(request.prompt_tokens, request.priority)
+
     def check(self, request: AdmissionRequest) -> Decision:
-        """Refuse (raise) or admit, maybe with a degrade note; never waits."""
-        wait = self.estimated_wait(request)
-        self._refuse_if_full(request, wait)
-        if wait is not None:
-            if request.deadline is not None and self._clock() + wait > request.deadline:
-                raise self._shed(request, "deadline_unmeetable", wait)
-            too_long = wait > self.settings.max_wait_s
-            if too_long and request.priority is not Priority.CRITICAL:
-                raise self._shed(request, "wait_too_long", wait)
-        self._update_step(wait)
+        """Admit, degrade or refuse, as a value; never waits, counts or raises."""
+        prediction = self.predict(request)
+        objective = self.objective_s(request)
+        reason = self._hard_cap(request) or self._late(request, prediction, objective)
+        if reason is not None:
+            return Decision(prediction, objective, refuse=reason)
+        self._update_step(prediction.wait_s)
         active = [s.action for s in self.ladder.steps[: self.step]]
         outcome = verdict(active, request.priority)
         if outcome == "shed":
-            raise self._shed(request, f"overload_step_{self.step}", wait)
+            return Decision(prediction, objective, refuse=f"overload_step_{self.step}")
         if outcome == "degrade" and request.degradable and self.settings.degrade_to:
-            return Decision(degrade_to=self.settings.degrade_to)
-        return Decision()
+            return Decision(prediction, objective, degrade_to=self.settings.degrade_to)
+        return Decision(prediction, objective)
 
-    def estimated_wait(self, request: AdmissionRequest) -> float | None:
-        if self._has_free_slot():
-            return 0.0
-        # With every slot busy, about one request's worth of work must drain before a slot
-        # frees, even when nobody is queued ahead.
-        ahead = self.queue.work_ahead(request.priority, request.lane) + request.cost
-        return self.drain.estimated_wait(ahead)
+    def refusal(self, request: AdmissionRequest, decision: Decision) -> GatewayError:
+        """The error a refused decision becomes (counted as shed)."""
+        assert decision.refuse is not None
+        return self._refused(request, decision.refuse, decision.prediction.ttft_s)
 
     # the slot
 
-    async def acquire(self, request: AdmissionRequest) -> Permit:
+    async def acquire(self, request: AdmissionRequest, decision: Decision | None = None) -> Permit:
+        """A slot, at once or after a wait; raises the refusal when it cannot come in time."""
         start = self._clock()
         tokens = request.prompt_tokens
         if self._has_free_slot():
-            self.inflight += 1
-            self.prefill.start(tokens)
+            self._claim(tokens)
             if self.leases is None:
-                return Permit(self, request.cost, 0.0, prefill=tokens)
-            lease = await self._lease_now(self.leases, tokens)
+                return self._permit(request, 0.0)
+            lease = await self.pump.lease_now(tokens)
             if lease is not None:
-                return Permit(self, request.cost, 0.0, lease, tokens)
+                return self._permit(request, 0.0, lease)
         granted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         ticket = Ticket(
             priority=request.priority,
             lane=request.lane,
             cost=request.cost,
-            deadline=request.deadline,
+            deadline=self._give_up_at(request, decision, start),
             enqueued_at=start,
-            payload=_Waiter(granted, tokens),
+            payload=_Waiter(granted, tokens, request, request.deadline),
         )
         self.queue.push(ticket)
-        if self.leases is not None:
-            self._kick()
+        self.pump.kick()
+        self.recheck()  # it may stand ahead of others now
         try:
-            await self._wait(granted, request)
+            await self._wait(granted, ticket)
         except BaseException:
             self._leave(ticket, granted)
             raise
         queued = self._clock() - start
         self._metrics.queue_wait.labels(self.pool.name).observe(queued)
-        return Permit(self, request.cost, queued, granted.result(), tokens)
+        return self._permit(request, queued, granted.result())
 
     def release(
-        self, cost: float, latency_s: float | None, dropped: bool, lease: str | None = None
+        self,
+        cost: float,
+        latency_s: float | None,
+        dropped: bool,
+        lease: str | None = None,
+        held_s: float | None = None,
     ) -> None:
         self.inflight -= 1
-        if self.leases is not None and lease is not None:
-            self.leases.release(lease, self._kick)
-        elif self.leases is not None:
-            self._kick()
-        self.drain.on_complete(cost)
+        self.pump.returned(lease)
+        if held_s is not None:
+            self.hold.on_release(held_s)
         if latency_s is not None or dropped:
             self.limit.on_sample(
                 latency_s=latency_s or 0.0, inflight=self.inflight, dropped=dropped
             )
-        self._dispatch()
-        self._update_step(self.estimated_wait(PROBE))
+        self.dispatch()
+        self.recheck()
+        self._update_step(self.predict(PROBE).wait_s)
 
     def prefilled(self, tokens: float) -> None:
         self.prefill.done(tokens)
         if self.leases is not None:
-            self._kick()
+            self.pump.kick()
         else:
-            self._dispatch()
+            self.dispatch()
+
+    def recheck(self) -> None:
+        """Refuse, at once, every waiter that can no longer be dispatched in time."""
+        if not self.queue:
+            return
+        now, slots, position = self._clock(), self.slots(), 0
+        for ticket in self.queue.ordered():
+            if ticket.deadline is not None and ticket.priority is not Priority.CRITICAL:
+                wait = self.hold.wait_s(position, slots)
+                if now + wait > ticket.deadline:
+                    self._refuse_waiter(ticket, wait)
+                    continue
+            position += 1
 
     # internals
 
-    def _slots(self) -> int:
+    def slots(self) -> int:
         limit = self.limit.limit
         return limit if self.leases is None else min(limit, self.leases.cap(limit))
 
     def _has_free_slot(self) -> bool:
-        free = self.inflight < self._slots() and not self.queue and self.prefill.has_room()
+        free = self.inflight < self.slots() and not self.queue and self.prefill.has_room()
         return free and (self.leases is None or self.leases.may_try(self.limit.limit))
 
-    async def _lease_now(self, leases: LeaseGate, tokens: float) -> str | None:
-        """The lease of a request that found a free local slot (``inflight`` and the prefill
-        count already include it)."""
-        try:
-            lease = await leases.acquire(self.limit.limit)
-        except BaseException:
-            self._unclaim(tokens)
-            raise
-        if lease is None:
-            self._unclaim(tokens)
-        return lease
+    def _claim(self, tokens: float) -> None:
+        self.inflight += 1
+        self.prefill.start(tokens)
 
-    def _unclaim(self, tokens: float) -> None:
+    def local_limit(self) -> int:
+        return self.limit.limit
+
+    def unclaim(self, tokens: float) -> None:
         self.inflight -= 1
         self.prefill.done(tokens)
 
-    async def _wait(self, granted: asyncio.Future[str | None], request: AdmissionRequest) -> None:
-        if request.deadline is None:
+    def _permit(self, request: AdmissionRequest, queued: float, lease: str | None = None) -> Permit:
+        return Permit(
+            self,
+            request.cost,
+            queued,
+            clock=self._clock,
+            lease=lease,
+            prefill=request.prompt_tokens,
+        )
+
+    def _give_up_at(
+        self, request: AdmissionRequest, decision: Decision | None, now: float
+    ) -> float | None:
+        """The latest dispatch that still meets the deadline and the objective (the one of
+        the ``decision`` that admitted it; without one, only the deadline)."""
+        limits = [] if request.deadline is None else [request.deadline]
+        if decision is not None and decision.objective_s is not None:
+            arrival = request.arrival if request.arrival is not None else now
+            limits.append(arrival + decision.objective_s - decision.prediction.backend_s)
+        return min(limits, default=None)
+
+    async def _wait(self, granted: asyncio.Future[str | None], ticket: Ticket) -> None:
+        if ticket.deadline is None:
             await granted
             return
         try:
-            async with asyncio.timeout(max(0.0, request.deadline - self._clock())):
+            async with asyncio.timeout(max(0.0, ticket.deadline - self._clock())):
                 await asyncio.shield(granted)
         except TimeoutError:
-            self._count_shed(request, "deadline_exceeded")
-            raise GatewayTimeout(
-                "The request's deadline passed while it waited for a slot.",
-                code="deadline_exceeded",
-            ) from None
+            if granted.done() and not granted.cancelled():
+                granted.result()  # decided just as time ran out: a slot, or a refusal
+                return
+            wait = self.hold.wait_s(self.queue.ordered().index(ticket), self.slots())
+            raise self._refused(_waiter(ticket).request, self._late_reason(ticket), wait) from None
 
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
-        if granted.done() and not granted.cancelled():
+        if granted.done() and not granted.cancelled() and granted.exception() is None:
             # The slot came just as the waiter left: hand it on.
-            assert isinstance(ticket.payload, _Waiter)
-            self.prefill.done(ticket.payload.prefill)
+            self.prefill.done(_waiter(ticket).prefill)
             self.release(ticket.cost, None, dropped=False, lease=granted.result())
         else:
             self.queue.remove(ticket)
             granted.cancel()
 
-    def _dispatch(self) -> None:
+    def dispatch(self) -> None:
         if self.leases is not None:
-            return  # the pump dispatches, once the lease is back (``release(..., then)``)
+            return  # the pump dispatches, once the lease is back
         while self.inflight < self.limit.limit and self.prefill.has_room():
-            if not self._grant(None):
+            if not self.grant(None):
                 return
 
-    def _grant(self, lease: str | None) -> bool:
+    def grant(self, lease: str | None) -> bool:
         """Give a slot (and its lease) to the next live waiter; False when nobody waits."""
         while (ticket := self.queue.pop()) is not None:
-            waiter = ticket.payload
-            assert isinstance(waiter, _Waiter)
+            waiter = _waiter(ticket)
             if waiter.granted.done():
                 continue
-            self.inflight += 1
-            self.prefill.start(waiter.prefill)
+            self._claim(waiter.prefill)
             waiter.granted.set_result(lease)
             return True
         return False
 
-    def _kick(self) -> None:
-        """Wake the lease pump, starting it when waiters have none running."""
-        self._wake.set()
-        if self.leases is not None and self.queue and not self._pumping:
-            self._pumping = True
-            self.leases.spawn(self._pump(self.leases))
+    def _refuse_waiter(self, ticket: Ticket, wait: float) -> None:
+        waiter = _waiter(ticket)
+        self.queue.remove(ticket)
+        if not waiter.granted.done():
+            error = self._refused(waiter.request, self._late_reason(ticket), wait)
+            waiter.granted.set_exception(error)
 
-    async def _pump(self, leases: LeaseGate) -> None:
-        """While requests wait: get a lease for whoever is next, then hand it over."""
-        try:
-            while self.queue:
-                self._wake.clear()  # a wake from here on is kept for the nap below
-                if self.inflight >= self._slots() or not self.prefill.has_room():
-                    await self._nap(leases.poll_s)
-                    continue
-                lease = await leases.acquire(self.limit.limit)
-                if lease is None:
-                    await self._nap(leases.poll_s)
-                elif not self._grant(lease):
-                    leases.release(lease, _nothing)
-        finally:
-            self._pumping = False
+    def _late_reason(self, ticket: Ticket) -> str:
+        client = _waiter(ticket).client_deadline
+        binding = client is not None and ticket.deadline is not None and client <= ticket.deadline
+        return "deadline_unmeetable" if binding else "objective_unmeetable"
 
-    async def _nap(self, poll_s: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(poll_s):
-                await self._wake.wait()
-
-    def _refuse_if_full(self, request: AdmissionRequest, wait: float | None) -> None:
+    def _hard_cap(self, request: AdmissionRequest) -> str | None:
         if self._has_free_slot():
-            return
+            return None
         if len(self.queue) >= self.settings.max_queue:
-            raise self._shed(request, "queue_full", wait)
+            return "queue_full"
         long_depth = self.queue.depth(lane=Lane.LONG)
         if request.lane is Lane.LONG and long_depth >= self.settings.max_queue_long:
-            raise self._shed(request, "long_queue_full", wait)
+            return "long_queue_full"
+        return None
+
+    def _late(
+        self, request: AdmissionRequest, prediction: Prediction, objective: float | None
+    ) -> str | None:
+        now = self._clock()
+        if request.deadline is not None and now + prediction.ttft_s > request.deadline:
+            return "deadline_unmeetable"
+        waited = 0.0 if request.arrival is None else max(0.0, now - request.arrival)
+        if objective is not None and waited + prediction.ttft_s > objective:
+            return "objective_unmeetable"
+        cap = self.settings.max_wait_s
+        critical = request.priority is Priority.CRITICAL
+        if cap is not None and prediction.wait_s > cap and not critical:
+            return "wait_too_long"
+        return None
 
     def _update_step(self, wait: float | None) -> None:
         waiting, kv = self._backend_load()
-        signals = Signals(
-            queue_depth=len(self.queue),
-            estimated_wait_s=wait,
-            backend_waiting=waiting,
-            kv_usage=kv,
-        )
+        signals = Signals(len(self.queue), wait, waiting, kv)
         self.step = self.ladder.step(signals, self.step)
 
-    def _shed(self, request: AdmissionRequest, reason: str, wait: float | None) -> GatewayError:
-        self._count_shed(request, reason)
-        waited = "unknown" if wait is None else f"{wait:.1f}s"
-        return RateLimited(
-            f"Pool '{self.pool.name}' is overloaded ({reason.replace('_', ' ')}); "
-            f"estimated wait {waited}.",
+    def _refused(self, request: AdmissionRequest, reason: str, ttft_s: float) -> GatewayError:
+        name, priority = self.pool.name, request.priority.name.lower()
+        self._metrics.shed.labels(name, reason, priority).inc()
+        retry = retry_after_s(ttft_s)
+        self._metrics.retry_after.labels(name).observe(retry)
+        return ServiceUnavailable(
+            f"Pool '{name}' cannot serve this request in time ({reason.replace('_', ' ')}); "
+            f"predicted time to first token {ttft_s:.1f}s.",
             code=reason,
-            retry_after_s=retry_after_s(wait),
+            retry_after_s=retry,
         )
 
-    def _count_shed(self, request: AdmissionRequest, reason: str) -> None:
-        self._metrics.shed.labels(self.pool.name, reason, request.priority.name.lower()).inc()
 
-
-def build_limit(settings: Limit, capacity: int) -> LimitAlgorithm:
-    top = settings.max_limit or capacity
-    start = min(settings.initial or top, top)
-    floor = min(settings.min_limit, top)  # a policy's floor above the pool's capacity
-    if settings.kind == "aimd":
-        return AimdLimit(
-            AimdSettings(
-                initial=start,
-                min_limit=floor,
-                max_limit=top,
-                target_s=settings.target_ttft_s,
-                backoff_ratio=settings.backoff_ratio,
-            )
-        )
-    if settings.kind == "gradient":
-        return GradientLimit(
-            GradientSettings(
-                initial=start,
-                min_limit=floor,
-                max_limit=top,
-                tolerance=settings.tolerance,
-            )
-        )
-    return StaticLimit(start)
-
-
-def _step(spec: LadderStep) -> Step:
-    return Step(
-        action=Action(spec.action),
-        queue_depth=spec.queue_depth,
-        wait_s=spec.wait_s,
-        backend_waiting=spec.backend_waiting,
-        kv_usage=spec.kv_usage,
-    )
-
-
-def _nothing() -> None:
-    return None
+def _waiter(ticket: Ticket) -> _Waiter:
+    waiter = ticket.payload
+    assert isinstance(waiter, _Waiter)
+    return waiter

@@ -46,6 +46,7 @@ from enum import StrEnum
 from typing import Literal
 
 from gateway.admission.queue import Priority
+from gateway.policy.schema import LadderStep
 
 Verdict = Literal["admit", "degrade", "shed"]
 
@@ -147,3 +148,14 @@ def verdict(actions: Sequence[Action], priority: Priority) -> Verdict:
     if priority is Priority.STANDARD and Action.SHED_STANDARD in active:
         return "shed"
     return "degrade" if Action.DEGRADE in active else "admit"
+
+
+def step_of(spec: LadderStep) -> Step:
+    """A policy rung as a ``Step``."""
+    return Step(
+        action=Action(spec.action),
+        queue_depth=spec.queue_depth,
+        wait_s=spec.wait_s,
+        backend_waiting=spec.backend_waiting,
+        kv_usage=spec.kv_usage,
+    )

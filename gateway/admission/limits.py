@@ -61,6 +61,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
+from gateway.policy.schema import Limit
+
 # Absorbs float error in ``limit * backoff_ratio`` (e.g. 0.3 * 10 == 3.0000000000000004 is
 # fine, but 0.7 * 30 == 20.999999999999996 must floor to 21).
 _EPSILON = 1e-9
@@ -250,3 +252,30 @@ class GradientLimit:
         target = self._estimate * gradient + settings.queue_size
         smoothed = self._estimate * (1.0 - settings.smoothing) + target * settings.smoothing
         self._estimate = max(float(settings.min_limit), min(float(settings.max_limit), smoothed))
+
+
+def build_limit(settings: Limit, capacity: int) -> LimitAlgorithm:
+    """The policy's limit for a pool of ``capacity`` slots (its backends' max_inflight)."""
+    top = settings.max_limit or capacity
+    start = min(settings.initial or top, top)
+    floor = min(settings.min_limit, top)  # a policy's floor above the pool's capacity
+    if settings.kind == "aimd":
+        return AimdLimit(
+            AimdSettings(
+                initial=start,
+                min_limit=floor,
+                max_limit=top,
+                target_s=settings.target_ttft_s,
+                backoff_ratio=settings.backoff_ratio,
+            )
+        )
+    if settings.kind == "gradient":
+        return GradientLimit(
+            GradientSettings(
+                initial=start,
+                min_limit=floor,
+                max_limit=top,
+                tolerance=settings.tolerance,
+            )
+        )
+    return StaticLimit(start)

@@ -24,7 +24,8 @@ sums, ``len``), and its heap entries are discarded when they reach the top or wh
 entries outnumber live ones (the heaps are then rebuilt), so each operation is
 O(log n) amortised.
 
-``work_ahead(priority, lane)`` estimates the work a new ticket would wait behind. Its own
+``work_ahead(priority, lane)`` estimates the work a new ticket would wait behind
+(``count_ahead``: how many tickets; ``ordered()`` lists the waiting ones in dispatch order). Own
 lane: every waiting ticket of the same or higher priority (ties on priority counted as ahead,
 deadlines ignored: an upper bound). The other lane: while the own lane dispatches those ``n``
 tickets and the new one (``n + 1`` pops), the other lane gets about ``(n + 1) * w_other /
@@ -201,19 +202,46 @@ class AdmissionQueue:
 
     def work_ahead(self, priority: Priority, lane: Lane) -> float:
         """Estimated cost dispatched before a new ticket of this priority and lane (see module)."""
+        return self._ahead(priority, lane)[1]
+
+    def count_ahead(self, priority: Priority, lane: Lane) -> float:
+        """Estimated tickets dispatched before a new ticket of this priority and lane."""
+        return self._ahead(priority, lane)[0]
+
+    def ordered(self) -> list[Ticket]:
+        """Every waiting ticket in the order ``pop`` would return them (nothing changes)."""
+        lanes = {
+            lane: sorted(e for e in heap if self._is_current(e[3], e[2]))
+            for lane, heap in self._heaps.items()
+        }
+        out: list[Ticket] = []
+        credit, cursor = self._credit, dict.fromkeys(Lane, 0)
+        while len(out) < len(self._live):
+            left = {lane: len(entries) - cursor[lane] for lane, entries in lanes.items()}
+            if left[Lane.SHORT] and left[Lane.LONG]:
+                credit += self._long_lane_share
+                lane = Lane.LONG if credit >= 1.0 - _EPSILON else Lane.SHORT
+                credit = max(0.0, credit - 1.0) if lane is Lane.LONG else credit
+            else:
+                lane = Lane.SHORT if left[Lane.SHORT] else Lane.LONG
+            out.append(lanes[lane][cursor[lane]][3])
+            cursor[lane] += 1
+        return out
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _ahead(self, priority: Priority, lane: Lane) -> tuple[float, float]:
         own = [(lane, p) for p in Priority if p <= priority]
         ahead = sum(self._counts[key] for key in own)
         own_work = sum(self._costs[key] for key in own)
         other = Lane.SHORT if lane is Lane.LONG else Lane.LONG
         other_count = self.depth(other)
         if other_count == 0:
-            return own_work
+            return float(ahead), own_work
         other_turns = min(
             float(other_count), (ahead + 1) * self._weight(other) / self._weight(lane)
         )
-        return own_work + self.work(other) / other_count * other_turns
-
-    # -- internals -----------------------------------------------------------------------
+        return ahead + other_turns, own_work + self.work(other) / other_count * other_turns
 
     def _weight(self, lane: Lane) -> float:
         share = self._long_lane_share

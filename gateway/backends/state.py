@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
 from gateway.backends.scrape import Load
+from gateway.backends.ttft import TtftFeatures, TtftModel
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 
 
@@ -37,6 +38,23 @@ class BackendState:
     ttft_ewma: float | None = None  # seconds, from dispatch to first token
     prefix_hit_rate: float | None = None  # over the last scrape interval
     spec_acceptance: float | None = None  # over the last scrape interval
+    # Sent here and not yet at their first token (prefill ahead of a new request).
+    pending: int = 0
+    pending_tokens: float = 0.0
+    ttft_model: TtftModel = field(default_factory=TtftModel)
+
+    def ttft_features(self, uncached_tokens: float) -> TtftFeatures:
+        """What stands between a request sent now and its first token (``backends/ttft.py``)."""
+        return TtftFeatures(
+            uncached_tokens=uncached_tokens,
+            pending_tokens=self.pending_tokens,
+            pending=float(self.pending),
+            decoding=float(max(0, self.inflight - self.pending)),
+            engine_waiting=self.load.waiting,
+        )
+
+    def predict_ttft(self, uncached_tokens: float) -> float:
+        return self.ttft_model.predict(self.ttft_features(uncached_tokens))
 
     def observe_ttft(self, seconds: float, alpha: float) -> None:
         """Fold one TTFT into the exponentially weighted moving average."""
@@ -81,6 +99,9 @@ class BackendRegistry:
             else:
                 fresh[spec.name] = BackendState(spec, breaker=CircuitBreaker(settings, self._clock))
         self._states = fresh
+
+    def now(self) -> float:
+        return self._clock()
 
     def get(self, name: str) -> BackendState | None:
         return self._states.get(name)

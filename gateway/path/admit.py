@@ -1,10 +1,14 @@
-"""The admission stage of the request path: decide, maybe degrade, then wait for a slot.
+"""The admission stage: admit the planned request, degrade it, or refuse it, then wait for a
+slot.
 
-A request planned onto a pool is checked by that pool's admission (which may refuse it at
-once, or say "degrade" under the overload ladder when the gateway chose the pool itself and
-the request fits the smaller pool's context window); a degraded request is checked again by
-the pool it moves to, and never moved twice. Then it waits for a slot there. A client
-leaving while it waits is counted as a ``queued`` cancellation.
+The planned pool's admission predicts the request's time to first token and decides
+(``admission/controller.py``). A request the gateway routed itself (``route: auto``) may move
+to the smaller pool, once and only into a pool whose context window it fits: when the
+overload ladder says ``degrade``, or when the planned pool cannot meet its TTFT objective and
+its difficulty lies within ``degrade_margin`` of the boundary that chose the planned pool (a
+near call: the smaller model likely answers it too), provided the smaller pool can meet it.
+Otherwise a refusal is a 503 with ``Retry-After``. Then it waits for a slot; a client leaving
+while it waits is counted as a ``queued`` cancellation.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from gateway.admission.controller import AdmissionRequest, Permit, PoolAdmission
+from gateway.admission.controller import AdmissionRequest, Decision, PoolAdmission
+from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane
 from gateway.classify.messages import DEFAULT_OUTPUT_TOKENS, prompt_chars, requested_max_tokens
 from gateway.metrics import GatewayMetrics
@@ -35,29 +40,42 @@ async def admit(
     plan: Plan,
 ) -> Admitted:
     pool = admissions[plan.pool.name]
-    degradable = may_degrade(ctx, plan, pool.settings.degrade_to)
+    smaller = pool.settings.degrade_to or ctx.policy.default_pool
+    degradable = smaller != plan.pool.name and may_degrade(ctx, plan, smaller)
     request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=degradable)
     decision = pool.check(request)
-    degraded = decision.degrade_to is not None
-    if decision.degrade_to is not None:
-        target = ctx.policy.pools[decision.degrade_to]
-        plan = replace(plan, pool=target, reason=f"{plan.reason};degraded:{target.name}")
-        pool = admissions[plan.pool.name]
-        request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=False)
-        pool.check(request)
+    degraded = False
+    if degradable and _should_degrade(plan, pool, decision):
+        target = admissions[smaller]
+        moved = admission_request(ctx, target.settings.long_prompt_tokens, degradable=False)
+        verdict = target.check(moved)
+        if verdict.refuse is None or decision.degrade_to is not None:
+            reason = f"{plan.reason};degraded:{smaller}"
+            plan = replace(plan, pool=ctx.policy.pools[smaller], reason=reason)
+            pool, request, decision, degraded = target, moved, verdict, True
+    if decision.refuse is not None:
+        raise pool.refusal(request, decision)
     try:
-        permit = await pool.acquire(request)
+        permit = await pool.acquire(request, decision)
     except asyncio.CancelledError:
         metrics.cancellations.labels("queued").inc()
         raise
     metrics.admitted.labels(plan.pool.name).inc()
+    metrics.ttft_predicted.labels(plan.pool.name).observe(decision.prediction.ttft_s)
     return Admitted(plan, permit, degraded)
 
 
+def _should_degrade(plan: Plan, pool: PoolAdmission, decision: Decision) -> bool:
+    """The ladder says degrade, or the objective cannot be met and the routing was a near call."""
+    if decision.degrade_to is not None:
+        return True
+    margin = plan.difficulty_margin
+    return decision.unmeetable and margin is not None and margin <= pool.settings.degrade_margin
+
+
 def may_degrade(ctx: RequestContext, plan: Plan, smaller: str | None) -> bool:
-    """Whether the overload ladder may move this request to the ``smaller`` pool: only a
-    request the gateway routed itself (``route: auto``), and only into a pool whose context
-    window it fits."""
+    """Whether this request may move to the ``smaller`` pool: only a request the gateway
+    routed itself (``route: auto``), and only into a pool whose context window it fits."""
     if not ctx.policy.models[ctx.request.model].auto:
         return False
     return smaller is None or fits_pool(ctx, plan, ctx.policy.pools[smaller])
@@ -78,4 +96,5 @@ def admission_request(
         deadline=ctx.deadline,
         degradable=degradable,
         prompt_tokens=prompt_tokens,
+        arrival=ctx.arrival,
     )

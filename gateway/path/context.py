@@ -35,3 +35,6 @@ class Plan:
     reason: str
     length: str = "unknown"  # the prompt's length class, a metrics label
     prompt_tokens: int | None = None  # the plan stage's estimate, when it classified
+    # How far the difficulty score lay above the boundary that chose this pool (auto routes
+    # decided by difficulty): a small margin makes the smaller pool a fair substitute.
+    difficulty_margin: float | None = None

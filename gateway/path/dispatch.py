@@ -16,7 +16,7 @@ Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from tenacity import (
@@ -29,8 +29,9 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-from gateway.admission.controller import Permit
-from gateway.backends.state import BackendRegistry
+from gateway.admission.permit import Permit
+from gateway.admission.retry_after import retry_after_s
+from gateway.backends.state import BackendRegistry, BackendState
 from gateway.errors import GatewayError, ServiceUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
@@ -149,7 +150,16 @@ class Dispatcher:
         backend = choice.backend
         run.tried.append(backend.name)
         self._metrics.prefix_match.labels(plan.pool.name).observe(choice.prefix_match)
-        lease = Lease(ctx, plan, backend, self._metrics, self._clock, run.permit, self._report)
+        lease = Lease(
+            ctx,
+            plan,
+            backend,
+            self._metrics,
+            self._clock,
+            run.permit,
+            self._report,
+            prefix_match=choice.prefix_match,
+        )
         if len(run.tried) == 1:
             self._metrics.overhead.observe(self._clock() - ctx.arrival)
         try:
@@ -219,12 +229,24 @@ def pick_backend(
         raise ServiceUnavailable(
             f"No healthy backend in pool '{plan.pool.name}'.",
             code="no_healthy_backend",
-            retry_after_s=5,
+            retry_after_s=_until_back(replicas, ctx.policy.source.health.interval_s, registry),
             retryable=True,
         )
+    # Each replica frees a slot about when the work ahead of a new request there is done.
+    soonest = min((s.predict_ttft(0.0) for s in replicas), default=1.0)
     raise ServiceUnavailable(
         f"Every backend in pool '{plan.pool.name}' is at its max_inflight.",
         code="pool_saturated",
-        retry_after_s=1,
+        retry_after_s=retry_after_s(soonest),
         retryable=True,
     )
+
+
+def _until_back(
+    replicas: Sequence[BackendState], probe_s: float, registry: BackendRegistry
+) -> float:
+    """Seconds until a replica may serve again: the soonest end of an ejection, or the next
+    health probe for a replica that failed its probes."""
+    now = registry.now()
+    ends = [until - now for s in replicas if (until := s.breaker.ejected_until) is not None]
+    return retry_after_s(min([*ends, probe_s]))

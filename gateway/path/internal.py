@@ -69,8 +69,10 @@ class InternalCompletion:
             uuid.uuid4().hex, gateway.clock(), request, policy, {}, Priority.SHEDDABLE
         )
         wanted = admission_request(ctx, pool.settings.admission.long_prompt_tokens, False)
-        admission.check(wanted)
-        permit = await admission.acquire(wanted)
+        decision = admission.check(wanted)
+        if decision.refuse is not None:
+            raise admission.refusal(wanted, decision)
+        permit = await admission.acquire(wanted, decision)
         # Measured from here: the gateway's overhead histogram should not see the queue wait.
         ctx = replace(ctx, arrival=gateway.clock())
         try:

@@ -15,9 +15,10 @@ from enum import StrEnum
 from typing import Any
 
 from gateway.access_log import ms
-from gateway.admission.controller import Permit
+from gateway.admission.permit import Permit
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
+from gateway.classify.messages import prompt_chars
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
 from gateway.path.report import Reporter, request_fields
@@ -73,6 +74,7 @@ class Lease:
         clock: Callable[[], float],
         permit: Permit | None = None,
         report: Reporter | None = None,
+        prefix_match: float = 0.0,
     ) -> None:
         self.ctx = ctx
         self.plan = plan
@@ -83,19 +85,41 @@ class Lease:
         self._report = report
         self._started = clock()
         self._done = False
+        # The TTFT predictor's view of this dispatch, learned from when the first token comes.
+        self._uncached = _prompt_tokens(ctx, plan) * (1.0 - prefix_match)
+        self._features = backend.ttft_features(self._uncached)
+        self._predicted = backend.ttft_model.predict(self._features)
+        self._pending = True
+        backend.pending += 1
+        backend.pending_tokens += self._uncached
         backend.inflight += 1
         backend.breaker.on_start()
         metrics.inflight.labels(plan.pool.name).inc()
 
     def first_token(self) -> None:
-        """The backend is past this request's prefill (prefill pacing counts it no more)."""
+        """The backend is past this request's prefill (prefill pacing counts it no more; the
+        TTFT predictor learns how long it took)."""
         if self._permit is not None:
             self._permit.prefilled()
+        if self._pending:
+            self._not_pending()
+            observed = self._clock() - self._started
+            error = self.backend.ttft_model.observe(self._features, observed, self._predicted)
+            direction = "under" if error > 0 else "over"  # under-predicted: it took longer
+            pool = self.plan.pool.name
+            self._metrics.ttft_prediction_error.labels(pool, direction).observe(abs(error))
+
+    def _not_pending(self) -> None:
+        self._pending = False
+        self.backend.pending -= 1
+        self.backend.pending_tokens = max(0.0, self.backend.pending_tokens - self._uncached)
 
     def finish(self, outcome: Outcome) -> None:
         if self._done:
             return
         self._done = True
+        if self._pending:
+            self._not_pending()
         self.backend.inflight -= 1
         self._metrics.inflight.labels(self.plan.pool.name).dec()
         self._judge(outcome)
@@ -169,3 +193,9 @@ class Lease:
             "tokens_out": outcome.output_tokens,
             "route": self.plan.reason,
         }
+
+
+def _prompt_tokens(ctx: RequestContext, plan: Plan) -> float:
+    if plan.prompt_tokens is not None:
+        return float(plan.prompt_tokens)
+    return prompt_chars(ctx.request.body) / 4  # the admission estimate: four characters a token

@@ -86,7 +86,13 @@ def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
     rule = first_match(policy.source.routing.rules, facts)
     if rule is None:
         return Plan(policy.pools[policy.default_pool], f"auto:default;{classes.reason()}")
-    return Plan(policy.pools[rule.pool], f"rule:{rule.name};{classes.reason()}")
+    bound = rule.when.difficulty_at_least
+    margin = None if bound is None else classes.difficulty.score - bound
+    return Plan(
+        policy.pools[rule.pool],
+        f"rule:{rule.name};{classes.reason()}",
+        difficulty_margin=margin,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,17 @@ CHAT = "/v1/chat/completions"
 GOOD = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
 
 
+# Queue mechanics on a cold pool: an objective loose enough that waiting for one slot meets it
+# (the default 2 s would refuse the waiter at once: nothing has completed to show the wait is
+# short; tests/unit/admission/test_slo.py covers that).
+LOOSE = "pools:\n  small: {admission: {objective: {ttft_s: 30}}}\n"
+
+
 def test_a_queued_request_is_served_when_a_slot_frees(
     upstream: str, start_gateway: GatewayFactory
 ) -> None:
     with (
-        start_gateway(single_pool(upstream, inflight=1)) as url,
+        start_gateway(single_pool(upstream, inflight=1, extra=LOOSE)) as url,
         httpx.Client(base_url=url, timeout=10) as http,
     ):
         slow = {**GOOD, "stream": True, "fake": {"tokens": 3, "itl_s": 0.2}}
@@ -56,7 +62,7 @@ def test_a_waiter_whose_client_leaves_leaves_the_queue(
     upstream: str, start_gateway: GatewayFactory
 ) -> None:
     with (
-        start_gateway(single_pool(upstream, inflight=1)) as url,
+        start_gateway(single_pool(upstream, inflight=1, extra=LOOSE)) as url,
         httpx.Client(base_url=url, timeout=10) as http,
     ):
         slow = {**GOOD, "stream": True, "fake": {"tokens": 2, "itl_s": 0.5}}

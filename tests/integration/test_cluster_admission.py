@@ -48,6 +48,8 @@ def _policy(upstream: str, redis_url: str) -> str:
         f"cluster: {{enabled: true, redis_url: '{redis_url}', key_prefix: it, "
         f"lease_ttl_s: {TTL_S}, renew_interval_s: 0.2, op_timeout_s: 0.1, poll_s: 0.02}}\n"
         "server: {drain_timeout_s: 0}\n"
+        # Lease mechanics: requests queue for the cluster's slots whatever the wait.
+        "pools:\n  small: {admission: {objective: null}}\n"
     )
     return single_pool(upstream, inflight=LIMIT) + cluster
 

@@ -117,7 +117,7 @@ def test_stalled_stream_ends_with_error_event_and_done(
     assert "tok0" in events[0]
 
 
-def test_full_pool_with_no_queue_room_is_429_with_retry_after(
+def test_full_pool_with_no_queue_room_is_503_with_retry_after(
     upstream: str, start_gateway: GatewayFactory
 ) -> None:
     policy = single_pool(upstream, inflight=1, extra="pools: {small: {admission: {max_queue: 0}}}")
@@ -126,7 +126,7 @@ def test_full_pool_with_no_queue_room_is_429_with_retry_after(
         with http.stream("POST", CHAT, json=slow) as first:
             assert first.status_code == 200
             second = http.post(CHAT, json=GOOD)
-            error = _assert_openai_error(second, 429)
+            error = _assert_openai_error(second, 503)  # the pool's refusal (429: a tenant's)
             assert error["code"] == "queue_full"
             assert int(second.headers["retry-after"]) >= 1
 

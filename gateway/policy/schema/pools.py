@@ -112,13 +112,44 @@ class LadderStep(_Strict):
         return self
 
 
+class Objective(_Strict):
+    """The time-to-first-token objective admission protects: a request is admitted (or kept
+    waiting) only while its predicted TTFT meets it; critical requests are exempt."""
+
+    ttft_s: PositiveSeconds = Field(
+        default=2.0, description="Objective of short and medium prompts, seconds"
+    )
+    long_s_per_1k_tokens: float = Field(
+        default=1.0,
+        ge=0,
+        le=600,
+        description="Long prompts: this much longer per 1,000 tokens past long_prompt_tokens",
+    )
+    priority: dict[Literal["critical", "standard", "sheddable"], PositiveSeconds] = Field(
+        default_factory=dict, description="ttft_s for one priority instead of the pool's"
+    )
+
+
 class Admission(_Strict):
     """Gateway-side queueing and shedding for a pool."""
 
+    objective: Objective | None = Field(
+        default_factory=Objective,
+        description="TTFT objective (null: no prediction-based shedding, hard limits only)",
+    )
+    degrade_margin: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="An auto-routed request whose difficulty is this close to the boundary "
+        "that chose this pool goes to the smaller pool when this one cannot meet its objective",
+    )
     limit: Limit = Limit()
     max_queue: int = Field(default=1024, ge=0, description="Hard cap, every priority")
     max_queue_long: int = Field(default=128, ge=0, description="Hard cap of the long lane")
-    max_wait_s: float = Field(default=30.0, gt=0, description="Shed beyond this estimated wait")
+    max_wait_s: float | None = Field(
+        default=None, gt=0, description="Hard limit: shed beyond this predicted wait"
+    )
     long_prompt_tokens: int = Field(default=2000, ge=1, description="Long lane from here")
     long_lane_share: float = Field(default=0.25, gt=0, lt=1)
     max_prefill_tokens: int | None = Field(

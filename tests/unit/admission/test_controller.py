@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry
 
 from gateway.admission.controller import AdmissionRequest, PoolAdmission
 from gateway.admission.queue import Lane, Priority
-from gateway.errors import GatewayError, GatewayTimeout
+from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy import load_policy_text
 
@@ -22,7 +22,14 @@ class Clock:
         return self.now
 
 
-def _pool(admission: str = "{}", inflight: int = 1, clock: Clock | None = None) -> PoolAdmission:
+# The mechanics below (queue order, handover, caps, ladder) without the TTFT objective; the
+# objective's decisions are tested in test_slo.py.
+NO_OBJECTIVE = "{objective: null}"
+
+
+def _pool(
+    admission: str = NO_OBJECTIVE, inflight: int = 1, clock: Clock | None = None
+) -> PoolAdmission:
     policy = load_policy_text(
         f"""
 backends:
@@ -39,6 +46,11 @@ pools:
         metrics=GatewayMetrics(CollectorRegistry()),
         backend_load=lambda: (0.0, 0.0),
     )
+
+
+def _refusal(pool: PoolAdmission, request: AdmissionRequest) -> GatewayError | None:
+    decision = pool.check(request)
+    return None if decision.refuse is None else pool.refusal(request, decision)
 
 
 def _req(
@@ -93,15 +105,15 @@ async def test_priority_orders_the_queue() -> None:
 
 
 async def test_hard_queue_cap_sheds_every_priority() -> None:
-    pool = _pool("{max_queue: 1}", inflight=1)
+    pool = _pool("{objective: null, max_queue: 1}", inflight=1)
     holder = await pool.acquire(_req())
     waiter = asyncio.create_task(pool.acquire(_req()))
     await _settle()
-    with pytest.raises(GatewayError) as info:
-        pool.check(_req(Priority.CRITICAL))
-    assert info.value.http_status() == 429
-    assert info.value.code == "queue_full"
-    assert int(info.value.response_headers()["retry-after"]) >= 1
+    error = _refusal(pool, _req(Priority.CRITICAL))
+    assert error is not None
+    assert error.http_status() == 503
+    assert error.code == "queue_full"
+    assert int(error.response_headers()["retry-after"]) >= 1
     holder.release(latency_s=0.1, dropped=False)
     (await waiter).release(latency_s=0.1, dropped=False)
 
@@ -118,37 +130,40 @@ async def test_a_waiter_that_leaves_frees_its_place() -> None:
     assert pool.inflight == 0
 
 
-async def test_deadline_passing_in_the_queue_is_504() -> None:
+async def test_deadline_passing_in_the_queue_is_a_503_with_retry_after() -> None:
     clock = Clock()
     pool = _pool(inflight=1, clock=clock)
     holder = await pool.acquire(_req())
-    with pytest.raises(GatewayTimeout):
-        await pool.acquire(_req(deadline=clock.now + 0.01))
+    with pytest.raises(GatewayError) as info:
+        # Met by no prediction yet made (a fresh pool predicts no wait for the first waiter's
+        # check below), the give-up time passes while it waits: refused, not timed out.
+        await pool.acquire(_req(deadline=clock.now + 0.01), pool.check(_req()))
+    assert info.value.http_status() == 503
+    assert info.value.code == "deadline_unmeetable"
+    assert int(info.value.response_headers()["retry-after"]) >= 1
     assert len(pool.queue) == 0
     holder.release(latency_s=0.1, dropped=False)
 
 
 async def test_unmeetable_deadline_and_long_wait_are_refused_at_once() -> None:
     clock = Clock()
-    pool = _pool("{max_wait_s: 5}", inflight=1, clock=clock)
-    for _ in range(3):  # teach the drain rate: 100 work units per second
+    pool = _pool("{objective: null, max_wait_s: 5}", inflight=1, clock=clock)
+    for _ in range(3):  # teach the hold time: 2 s per request
         permit = await pool.acquire(_req())
-        clock.now += 1.0
+        clock.now += 2.0
         permit.release(latency_s=0.1, dropped=False)
     holder = await pool.acquire(_req())
     waiters = [asyncio.create_task(pool.acquire(_req(cost=200))) for _ in range(4)]
     await _settle()
-    wait = pool.estimated_wait(_req())
-    assert wait is not None
-    assert wait > 5
-    with pytest.raises(GatewayError) as info:
-        pool.check(_req(deadline=clock.now + 1))
-    assert info.value.code == "deadline_unmeetable"
-    with pytest.raises(GatewayError) as info:
-        pool.check(_req())
-    assert info.value.code == "wait_too_long"
-    assert float(info.value.response_headers()["retry-after"]) >= 5
-    pool.check(_req(Priority.CRITICAL))  # critical is never shed on the wait
+    assert pool.predict(_req()).wait_s == pytest.approx(10.0)  # 5 places x 2 s
+    error = _refusal(pool, _req(deadline=clock.now + 1))
+    assert error is not None
+    assert error.code == "deadline_unmeetable"
+    error = _refusal(pool, _req())
+    assert error is not None
+    assert error.code == "wait_too_long"
+    assert float(error.response_headers()["retry-after"]) >= 10
+    assert _refusal(pool, _req(Priority.CRITICAL)) is None  # critical: hard caps only
     for task in waiters:
         task.cancel()
     holder.release(latency_s=0.1, dropped=False)
@@ -156,7 +171,7 @@ async def test_unmeetable_deadline_and_long_wait_are_refused_at_once() -> None:
 
 async def test_ladder_sheds_by_priority_and_degrades_auto_requests() -> None:
     ladder = (
-        "{degrade_to: q, ladder: [{action: degrade, queue_depth: 1},"
+        "{objective: null, degrade_to: q, ladder: [{action: degrade, queue_depth: 1},"
         " {action: shed_sheddable, queue_depth: 2}]}"
     )
     policy = load_policy_text(
@@ -182,10 +197,8 @@ pools:
     await _settle()
     assert pool.check(_req(degradable=True)).degrade_to == "q"
     assert pool.check(_req(degradable=False)).degrade_to is None
-    with pytest.raises(GatewayError) as info:
-        pool.check(_req(Priority.SHEDDABLE))
-    assert info.value.code == "overload_step_2"
-    pool.check(_req(Priority.CRITICAL))
+    assert pool.check(_req(Priority.SHEDDABLE)).refuse == "overload_step_2"
+    assert pool.check(_req(Priority.CRITICAL)).refuse is None
     for task in waiters:
         task.cancel()
     holder.release(latency_s=0.1, dropped=False)

@@ -146,11 +146,11 @@ async def test_a_lease_nobody_waits_for_any_more_goes_back() -> None:
 async def test_a_full_cluster_makes_the_pool_full_for_wait_estimates() -> None:
     gate = FakeGate(room=1)
     pool = _pool(gate)
-    assert pool.estimated_wait(_req()) == 0.0
+    assert pool.predict(_req()).wait_s == 0.0
     permit = await pool.acquire(_req())
-    # Local slots are free, but the cluster is known full: no "wait 0" promise; the
-    # drain rate decides (unknown before anything completed).
-    assert pool.estimated_wait(_req()) is None
+    # Local slots are free, but the cluster is known full: no "wait 0" promise; the hold
+    # time decides (its conservative prior before anything completed).
+    assert pool.predict(_req()).wait_s > 0.0
     _free(permit)
     await _settle()
-    assert pool.estimated_wait(_req()) == 0.0
+    assert pool.predict(_req()).wait_s == 0.0

@@ -121,7 +121,7 @@ async def test_without_pacing_nothing_waits_on_prompts() -> None:
 async def test_a_full_budget_means_a_wait_estimate_and_queue_caps() -> None:
     pool = _pool(100)
     await pool.acquire(_req(200))
-    assert pool.estimated_wait(_req(10)) != 0.0  # no free slot while the budget is full
+    assert pool.predict(_req(10)).wait_s != 0.0  # no free slot while the budget is full
 
 
 async def test_pacing_with_a_lease_gate() -> None:

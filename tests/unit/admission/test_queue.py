@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 import pytest
@@ -452,3 +453,37 @@ def test_queue_matches_the_model(share: float, ops: list[tuple[Any, ...]]) -> No
                 mine = [t for t in model.waiting if t.lane is lane and t.priority is priority]
                 assert queue.depth(lane, priority) == len(mine)
                 assert queue.work(lane, priority) == sum(t.cost for t in mine)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ordered_lists_what_pop_would_return(seed: int) -> None:
+    rng = random.Random(seed)
+    queue = AdmissionQueue(long_lane_share=rng.choice([0.2, 0.25, 0.5]))
+    tickets = [
+        Ticket(
+            priority=rng.choice(list(Priority)),
+            lane=rng.choice(list(Lane)),
+            cost=rng.uniform(1, 100),
+            deadline=rng.choice([None, rng.uniform(0, 10)]),
+            enqueued_at=0.0,
+        )
+        for _ in range(40)
+    ]
+    for ticket in tickets:
+        queue.push(ticket)
+    for ticket in rng.sample(tickets, 5):
+        queue.remove(ticket)
+    queue.pop()  # the lane credit is part of the order
+    listed = queue.ordered()
+    assert listed == [queue.pop() for _ in range(len(listed))]
+
+
+def test_count_ahead_counts_what_work_ahead_weighs() -> None:
+    queue = AdmissionQueue(long_lane_share=0.25)
+    for priority in (Priority.CRITICAL, Priority.STANDARD, Priority.SHEDDABLE):
+        queue.push(
+            Ticket(priority=priority, lane=Lane.SHORT, cost=10.0, deadline=None, enqueued_at=0.0)
+        )
+    assert queue.count_ahead(Priority.STANDARD, Lane.SHORT) == 2
+    assert queue.work_ahead(Priority.STANDARD, Lane.SHORT) == 20.0
+    assert queue.count_ahead(Priority.CRITICAL, Lane.SHORT) == 1

@@ -1,0 +1,57 @@
+"""How long a queued request waits for a slot, from how long slots are held.
+
+Algorithm: the mean time a request holds its slot (admission to release), an exponentially
+weighted mean over releases (``alpha`` per release, not per second: an idle pool keeps its
+estimate and never reads as stalled). Before the first release it is ``prior_s``, a
+conservative guess (a long generation), so a cold pool does not promise short waits it has
+never seen; releases replace it within a few requests.
+
+With ``slots`` slots all busy, the request at ``position`` in the queue (0: next) gets a slot
+after ``position + 1`` releases; with releases spread evenly over a hold time, after about
+
+    wait = (position + 1) * hold / slots
+
+seconds. (A pool whose requests stop finishing is caught by the waiters' own give-up times,
+in ``controller.py``, not by this estimate.)
+
+Parameters
+    ``prior_s``  hold time assumed before any release, seconds (> 0).
+    ``alpha``    weight of each new release in the mean, in (0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class HoldTimes:
+    """Mean slot hold time of one pool. Not thread-safe."""
+
+    __slots__ = ("_alpha", "_mean", "releases")
+
+    def __init__(self, *, prior_s: float = 5.0, alpha: float = 0.2) -> None:
+        if not (math.isfinite(prior_s) and prior_s > 0.0):
+            raise ValueError(f"prior_s must be a positive number, got {prior_s}")
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must be in (0, 1], got {alpha}")
+        self._mean = prior_s
+        self._alpha = alpha
+        self.releases = 0
+
+    @property
+    def mean_s(self) -> float:
+        return self._mean
+
+    def on_release(self, held_s: float) -> None:
+        if not (math.isfinite(held_s) and held_s >= 0.0):
+            return
+        # The first release replaces the prior outright: the prior is a guess, not a sample.
+        weight = 1.0 if self.releases == 0 else self._alpha
+        self._mean += weight * (held_s - self._mean)
+        self.releases += 1
+
+    def wait_s(self, position: float, slots: int) -> float:
+        """Seconds until the request at ``position`` gets one of ``slots`` busy slots."""
+        if slots <= 0:
+            return math.inf
+        return (position + 1) * self._mean / slots

@@ -1,0 +1,106 @@
+"""Predicted time to first token of one backend, learned online from what the gateway sees.
+
+Model: a linear predictor over what stands between a new request and its first token,
+
+    ttft = θ · x,   x = (1, u, p, n, d, w)
+
+    u  this request's prompt tokens expected to miss the prefix cache, in thousands
+    p  prefill work ahead: prompt tokens of requests already sent to the backend that have
+       not had their first token, in thousands
+    n  how many such requests there are (an engine with every slot busy makes each one wait
+       for a running sequence to finish)
+    d  sequences decoding (sent, first token seen): they share every engine step
+    w  the engine's own waiting queue, as scraped from its metrics (0 for engines without)
+
+Fit: exponentially weighted ridge regression towards a prior. The data part of the normal
+equations forgets by ``forget`` per observation (not per second: an idle backend keeps what
+it learned, it does not drift into "stalled"); the prior part never fades, so a feature that
+has not varied yet keeps its prior coefficient instead of an arbitrary one:
+
+    A = Σ λ^(k-i) x_i x_iᵀ + Λ,     b = Σ λ^(k-i) x_i y_i + Λ θ₀,     θ = A⁻¹ b
+
+The prior θ₀ is conservative (a slow engine: 0.5 s per thousand prompt tokens, a quarter of
+a second per request ahead) and weighs about ``prior_weight`` observations, so the first
+predictions are usable before anything completed and the data take over within a few
+dozen requests. Predictions are never below ``floor_s``.
+
+Error: ``observe`` returns ``observed - predicted`` for the prediction it is given, which is
+what the gateway exports as its prediction error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# (intercept s, s per 1k uncached tokens, s per 1k pending tokens, s per pending request,
+#  s per decoding sequence, s per engine-waiting request)
+PRIOR = (0.2, 0.5, 0.5, 0.25, 0.01, 0.25)
+# Prior standard deviations of each coefficient: how far the data may move it cheaply.
+PRIOR_SCALE = (0.5, 1.0, 1.0, 0.5, 0.05, 0.5)
+
+
+@dataclass(frozen=True, slots=True)
+class TtftFeatures:
+    uncached_tokens: float
+    pending_tokens: float
+    pending: float
+    decoding: float
+    engine_waiting: float = 0.0
+
+    def vector(self) -> np.ndarray:
+        return np.array(
+            [
+                1.0,
+                self.uncached_tokens / 1000.0,
+                self.pending_tokens / 1000.0,
+                self.pending,
+                self.decoding,
+                self.engine_waiting,
+            ]
+        )
+
+
+class TtftModel:
+    """Online TTFT predictor of one backend. Not thread-safe."""
+
+    __slots__ = ("_a", "_b", "_floor", "_forget", "_prior_a", "_prior_b", "observations", "theta")
+
+    def __init__(
+        self,
+        *,
+        forget: float = 0.98,
+        prior_weight: float = 0.5,
+        prior: tuple[float, ...] = PRIOR,
+        prior_scale: tuple[float, ...] = PRIOR_SCALE,
+        floor_s: float = 0.001,
+    ) -> None:
+        if not 0.0 < forget <= 1.0:
+            raise ValueError(f"forget must be in (0, 1], got {forget}")
+        if prior_weight <= 0.0 or len(prior) != len(prior_scale) != 6:
+            raise ValueError("prior_weight must be > 0 and the prior have 6 coefficients")
+        theta0 = np.array(prior, dtype=float)
+        precision = prior_weight / np.square(np.array(prior_scale, dtype=float))
+        self._prior_a = np.diag(precision)
+        self._prior_b = self._prior_a @ theta0
+        self._a = np.zeros((6, 6))
+        self._b = np.zeros(6)
+        self._forget = forget
+        self._floor = floor_s
+        self.theta = theta0
+        self.observations = 0
+
+    def predict(self, features: TtftFeatures) -> float:
+        return max(self._floor, float(self.theta @ features.vector()))
+
+    def observe(self, features: TtftFeatures, observed_s: float, predicted_s: float) -> float:
+        """Learn from one first token; the prediction's error (observed - predicted)."""
+        if not np.isfinite(observed_s) or observed_s < 0.0:
+            return 0.0
+        x = features.vector()
+        self._a = self._forget * self._a + np.outer(x, x)
+        self._b = self._forget * self._b + x * observed_s
+        self.theta = np.linalg.solve(self._a + self._prior_a, self._b + self._prior_b)
+        self.observations += 1
+        return observed_s - predicted_s

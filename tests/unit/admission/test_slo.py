@@ -1,0 +1,291 @@
+"""SLO-first admission, decision by decision, on a manual clock (no servers, no sleeps).
+
+A pool of ``slots`` slots whose replica is predicted to answer in ``backend_s``; requests
+are admitted while their predicted TTFT meets the objective (2 s by default), refused at
+once (503, Retry-After from the prediction) otherwise, and refused later as soon as the
+prediction says they can no longer make it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from gateway.admission.controller import AdmissionRequest, PoolAdmission
+from gateway.admission.permit import Permit
+from gateway.admission.queue import Lane, Priority
+from gateway.errors import GatewayError
+from gateway.metrics import GatewayMetrics
+from gateway.policy import load_policy_text
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _pool(slots: int, clock: Clock, backend_s: float = 0.1, admission: str = "{}") -> PoolAdmission:
+    policy = load_policy_text(
+        f"""
+backends:
+  - {{name: b0, url: "http://127.0.0.1:1", model: m, pool: p, max_inflight: {slots}}}
+models:
+  fast: {{pool: p}}
+pools:
+  p: {{admission: {admission}}}
+"""
+    )
+    return PoolAdmission(
+        policy.pools["p"],
+        clock=clock,
+        metrics=GatewayMetrics(CollectorRegistry()),
+        backend_load=lambda: (0.0, 0.0),
+        backend_ttft=lambda tokens: backend_s,
+    )
+
+
+def _req(
+    clock: Clock,
+    priority: Priority = Priority.STANDARD,
+    deadline_ms: int | None = None,
+    prompt_tokens: float = 100.0,
+) -> AdmissionRequest:
+    deadline = None if deadline_ms is None else clock.now + deadline_ms / 1000
+    lane = Lane.LONG if prompt_tokens >= 2000 else Lane.SHORT
+    return AdmissionRequest(
+        priority, lane, prompt_tokens + 256, deadline, False, prompt_tokens, arrival=clock.now
+    )
+
+
+async def _settle() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+class Burst:
+    """Requests sent at once, each checked and then (if admitted) queued in its own task,
+    with no pause between the two, as the admission stage does."""
+
+    def __init__(self, pool: PoolAdmission) -> None:
+        self.pool = pool
+        self.refused: list[GatewayError] = []  # at arrival
+        self.tasks: list[asyncio.Task[Permit]] = []
+
+    def send(self, request: AdmissionRequest) -> None:
+        self.tasks.append(asyncio.create_task(self._one(request)))
+
+    async def _one(self, request: AdmissionRequest) -> Permit:
+        decision = self.pool.check(request)
+        if decision.refuse is not None:
+            error = self.pool.refusal(request, decision)
+            self.refused.append(error)
+            raise error
+        return await self.pool.acquire(request, decision)
+
+    def granted(self) -> list[Permit]:
+        return [t.result() for t in self.tasks if t.done() and t.exception() is None]
+
+    def failed(self) -> list[BaseException]:
+        """Refused while waiting (not at arrival)."""
+        return [
+            e
+            for t in self.tasks
+            if t.done() and (e := t.exception()) is not None and e not in self.refused
+        ]
+
+    def waiting(self) -> int:
+        return sum(not t.done() for t in self.tasks)
+
+    def cancel(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+
+
+def _release_all(permits: Iterator[Permit] | list[Permit], clock: Clock, held_s: float) -> None:
+    clock.now += held_s
+    for permit in permits:
+        permit.release(latency_s=0.1, dropped=False)
+
+
+@pytest.mark.parametrize(
+    ("backend_s", "tokens", "admitted"),
+    [
+        (0.1, 100, True),  # a free slot and a fast replica
+        (1.9, 100, True),
+        (2.5, 100, False),  # a free slot is not enough: the replica is too slow
+        (2.5, 3000, True),  # ... unless the prompt is long (objective 3 s)
+    ],
+)
+async def test_a_free_slot_is_admitted_only_if_the_replica_meets_the_objective(
+    backend_s: float, tokens: float, admitted: bool
+) -> None:
+    clock = Clock()
+    pool = _pool(2, clock, backend_s)
+    decision = pool.check(_req(clock, prompt_tokens=tokens))
+    assert (decision.refuse is None) == admitted
+    if not admitted:
+        assert decision.refuse == "objective_unmeetable"
+
+
+async def test_cold_burst_is_answered_at_once_from_the_conservative_prior() -> None:
+    # 2 slots, nothing ever completed: the prior hold time (5 s) says a queued request waits
+    # at least 2.5 s, past the 2 s objective: refused at arrival, not left to time out.
+    clock = Clock()
+    pool = _pool(2, clock)
+    burst = Burst(pool)
+    for _ in range(300):
+        burst.send(_req(clock))
+    await _settle()
+    assert len(burst.granted()) == 2
+    assert len(burst.refused) == 298
+    assert {e.http_status() for e in burst.refused} == {503}
+    assert {e.code for e in burst.refused} == {"objective_unmeetable"}
+    assert {e.response_headers()["retry-after"] for e in burst.refused} == {"3"}  # 2.6 s
+    burst.cancel()
+
+
+@pytest.mark.parametrize(("slots", "hold_s", "queued"), [(2, 0.6, 6), (2, 0.4, 9), (4, 0.6, 12)])
+async def test_after_learning_the_hold_time_the_queue_takes_what_fits(
+    slots: int, hold_s: float, queued: int
+) -> None:
+    clock = Clock()
+    pool = _pool(slots, clock)
+    burst = Burst(pool)
+    for _ in range(slots):
+        burst.send(_req(clock))
+    await _settle()
+    _release_all(burst.granted(), clock, hold_s)  # the pool learns its hold time
+    burst = Burst(pool)
+    for _ in range(100):
+        burst.send(_req(clock))
+    await _settle()
+    # position k waits (k + 1) * hold / slots; with 0.1 s at the replica, k fits while
+    # (k + 1) * hold / slots + 0.1 <= 2.
+    assert len(burst.granted()) == slots
+    assert burst.waiting() == queued
+    assert len(burst.refused) == 100 - slots - queued
+    burst.cancel()
+
+
+async def test_an_idle_pool_does_not_read_as_stalled() -> None:
+    clock = Clock()
+    pool = _pool(2, clock)
+    first = Burst(pool)
+    for _ in range(2):
+        first.send(_req(clock))
+    await _settle()
+    _release_all(first.granted(), clock, 0.4)
+    clock.now += 35.0  # nothing at all for 35 s
+    burst = Burst(pool)
+    for _ in range(6):
+        burst.send(_req(clock))
+    await _settle()
+    assert burst.refused == []
+    assert len(burst.granted()) == 2
+    assert burst.waiting() == 4
+    burst.cancel()
+
+
+async def test_deadline_that_cannot_be_met_is_refused_at_arrival() -> None:
+    clock = Clock()
+    pool = _pool(2, clock)
+    burst = Burst(pool)
+    for _ in range(12):
+        burst.send(_req(clock, deadline_ms=500))
+    await _settle()
+    assert len(burst.granted()) == 2
+    assert len(burst.refused) == 10
+    assert {e.code for e in burst.refused} == {"deadline_unmeetable"}
+    burst.cancel()
+
+
+async def test_waiters_are_refused_as_soon_as_the_prediction_says_they_are_late() -> None:
+    clock = Clock()
+    pool = _pool(2, clock)
+    burst = Burst(pool)
+    for _ in range(2):
+        burst.send(_req(clock))
+    await _settle()
+    _release_all(burst.granted(), clock, 0.5)  # hold 0.5 s: a queued request waits 0.25 s each
+    burst = Burst(pool)
+    for _ in range(8):
+        burst.send(_req(clock))
+    await _settle()
+    assert (len(burst.granted()), burst.waiting(), len(burst.refused)) == (2, 6, 0)
+    # One request held its slot for 3 s: the hold time estimate (and every waiter's wait)
+    # jumps; the ones that can no longer make their 2 s are refused at this very release.
+    permits = burst.granted()
+    clock.now += 3.0
+    permits[0].release(latency_s=0.1, dropped=False)
+    await _settle()
+    late = burst.failed()
+    assert late
+    assert {getattr(e, "code", None) for e in late} == {"objective_unmeetable"}
+    assert all(isinstance(e, GatewayError) and e.http_status() == 503 for e in late)
+    assert len(pool.queue) == burst.waiting()
+    burst.cancel()
+
+
+async def test_a_critical_arrival_pushes_a_waiter_past_its_objective() -> None:
+    clock = Clock()
+    pool = _pool(1, clock)
+    first = Burst(pool)
+    first.send(_req(clock))
+    await _settle()
+    _release_all(first.granted(), clock, 0.5)
+    burst = Burst(pool)
+    for _ in range(4):  # 1 slot + 3 waiting at 0.5, 1.0, 1.5 s (+0.1 s at the replica)
+        burst.send(_req(clock))
+    await _settle()
+    assert (burst.waiting(), burst.failed()) == (3, [])
+    for _ in range(2):
+        burst.send(_req(clock, Priority.CRITICAL))  # critical: queued whatever the wait
+    await _settle()
+    failed = burst.failed()
+    # The standard waiters are now 3rd to 5th: dispatched 1.5, 2.0 and 2.5 s from now, and
+    # each must be by 1.9 s (2 s objective, 0.1 s at the replica): the last two cannot.
+    assert len(failed) == 2
+    assert {getattr(e, "code", None) for e in failed} == {"objective_unmeetable"}
+    burst.cancel()
+
+
+async def test_critical_requests_are_refused_only_by_hard_caps() -> None:
+    clock = Clock()
+    pool = _pool(1, clock, backend_s=10.0, admission="{max_queue: 3}")
+    burst = Burst(pool)
+    for _ in range(6):
+        burst.send(_req(clock, Priority.CRITICAL))
+    await _settle()
+    assert len(burst.granted()) == 1
+    assert burst.waiting() == 3
+    assert [e.code for e in burst.refused] == ["queue_full", "queue_full"]
+    burst.cancel()
+
+
+@pytest.mark.parametrize(("hold_s", "waiting", "retry_after"), [(1.0, 3, "5"), (4.0, 1, "9")])
+async def test_retry_after_is_the_predicted_time_not_a_constant(
+    hold_s: float, waiting: int, retry_after: str
+) -> None:
+    clock = Clock()
+    pool = _pool(1, clock, admission="{objective: {ttft_s: 30, priority: {sheddable: 1}}}")
+    first = Burst(pool)
+    first.send(_req(clock))
+    await _settle()
+    _release_all(first.granted(), clock, hold_s)
+    burst = Burst(pool)
+    for _ in range(1 + waiting):
+        burst.send(_req(clock))
+    await _settle()
+    # Too late for a sheddable request's 1 s: the refusal says when the work ahead of it will
+    # have drained ((waiting + 1) x hold + 0.1 s at the replica, rounded up).
+    request = _req(clock, Priority.SHEDDABLE)
+    decision = pool.check(request)
+    assert decision.refuse is not None
+    error = pool.refusal(request, decision)
+    assert error.response_headers()["retry-after"] == retry_after
+    burst.cancel()
