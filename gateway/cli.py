@@ -27,6 +27,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def command_line(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` read as ``latency-gateway`` reads it (the deploy files' tests use this)."""
+    return _parser().parse_args(argv)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="latency-gateway", description="Latency-aware OpenAI-compatible LLM gateway"
