@@ -75,6 +75,3 @@ class ProblemLog:
         else:
             self._problems[backend] = problem.reason
             self._log.warning("%s of backend %s fails: %s", self._what, backend, problem)
-
-    def current(self, backend: str) -> str | None:
-        return self._problems.get(backend)

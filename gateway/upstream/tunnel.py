@@ -32,7 +32,9 @@ class _ConnectReply(asyncio.Protocol):
         if end >= 0:
             self.head.set_result(self._buffer[:end])
         elif len(self._buffer) > _MAX_HEAD:
-            self.head.set_exception(ConnectFailed("the proxy's reply to CONNECT is too long"))
+            self.head.set_exception(
+                ConnectFailed("the proxy's reply to CONNECT is too long", before_response=True)
+            )
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.head.done():
