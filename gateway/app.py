@@ -11,7 +11,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-import httpx2 as httpx
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
@@ -35,7 +34,6 @@ def build_app(
     policy: CompiledPolicy,
     *,
     policy_path: str | Path | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
     clock: Callable[[], float] = time.perf_counter,
     registry: CollectorRegistry | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -49,19 +47,18 @@ def build_app(
         upstream = ConnectionPool(
             max_idle_per_origin=policy.source.server.max_keepalive_connections
         )
-        async with _control_client(policy, transport) as client:
-            gateway.start(Proxy(upstream, clock), upstream, sleep)
-            await gateway.caches.start()
-            try:
-                async with _background(gateway, client), cluster.lifespan(gateway):
-                    yield
-            finally:
-                await gateway.stop()
-                await gateway.caches.close()
-                upstream.close()
-                # Flushes pending spans: a blocking call, kept off the event loop.
-                await asyncio.to_thread(gateway.report.close)
-                await gateway.rate_limits.aclose()
+        gateway.start(Proxy(upstream, clock), upstream, sleep)
+        await gateway.caches.start()
+        try:
+            async with _background(gateway, upstream), cluster.lifespan(gateway):
+                yield
+        finally:
+            await gateway.stop()
+            await gateway.caches.close()
+            upstream.close()
+            # Flushes pending spans: a blocking call, kept off the event loop.
+            await asyncio.to_thread(gateway.report.close)
+            await gateway.rate_limits.aclose()
 
     app = Starlette(
         routes=routes(),
@@ -77,31 +74,17 @@ def build_app(
     return app
 
 
-def _control_client(
-    policy: CompiledPolicy, transport: httpx.AsyncBaseTransport | None
-) -> httpx.AsyncClient:
-    """The client for health probes and other control-plane calls (not the request path)."""
-    return httpx.AsyncClient(
-        limits=httpx.Limits(
-            max_connections=100,
-            max_keepalive_connections=20,
-            keepalive_expiry=30.0,
-        ),
-        transport=transport,
-        trust_env=False,
-    )
-
-
 @contextlib.asynccontextmanager
-async def _background(gateway: Gateway, client: httpx.AsyncClient) -> AsyncIterator[None]:
+async def _background(gateway: Gateway, upstream: ConnectionPool) -> AsyncIterator[None]:
+    # Probes and scrapes share the request path's pool: the same TLS, proxy and base path.
     checker = HealthChecker(
-        client,
+        upstream,
         lambda: gateway.policy,
         gateway.pool_states,
         gateway.on_health_change,
     )
     await checker.probe_all()
-    loads = LoadWatcher(client, lambda: gateway.policy, gateway.pool_states)
+    loads = LoadWatcher(upstream, lambda: gateway.policy, gateway.pool_states)
     tasks = [
         asyncio.create_task(checker.run(), name="health-checker"),
         asyncio.create_task(loads.run(), name="load-watcher"),

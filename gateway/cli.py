@@ -15,6 +15,7 @@ from gateway.access_log import ACCESS_LOGGER, write_in_background
 from gateway.policy import PolicyError, load_policy_file
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.schema import Policy
+from gateway.upstream.origin import url_form, way_notes
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -24,6 +25,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     code: int = args.func(args)
     return code
+
+
+def command_line(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` read as ``latency-gateway`` reads it (the deploy files' tests use this)."""
+    return _parser().parse_args(argv)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -88,6 +94,10 @@ def _check(args: argparse.Namespace) -> int:
         f"{args.policy}: ok, digest {policy.digest[:12]}; pools: {pools}; "
         f"models: {', '.join(policy.model_names())}"
     )
+    for spec in policy.backends:
+        # Says which form of the URL was understood (server root or API base).
+        notes = [url_form(spec.url), *way_notes(spec.origin)]
+        print(f"  backend {spec.name} {spec.url}: {'; '.join(notes)}")
     return 0
 
 

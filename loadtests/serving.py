@@ -41,11 +41,13 @@ class Served:
 
 
 @contextmanager
-def serve_app(app: Any) -> Iterator[Served]:
-    """Start ``app`` on a free port; yield its URL and loop; stop it on exit."""
+def serve_app(app: Any, **options: Any) -> Iterator[Served]:
+    """Start ``app`` on a free port; yield its URL and loop; stop it on exit. ``options`` go
+    to ``uvicorn.Config`` (with ``ssl_certfile`` the URL is https)."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", loop="uvloop"
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", loop="uvloop", **options
     )
+    scheme = "https" if options.get("ssl_certfile") else "http"
     server = _Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -54,14 +56,14 @@ def serve_app(app: Any) -> Iterator[Served]:
         raise RuntimeError("server did not start")
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Served(f"http://127.0.0.1:{port}", server.loop)
+        yield Served(f"{scheme}://127.0.0.1:{port}", server.loop)
     finally:
         server.should_exit = True
         thread.join(timeout=15)
 
 
 @contextmanager
-def serve(app: Any) -> Iterator[str]:
+def serve(app: Any, **options: Any) -> Iterator[str]:
     """Start ``app`` on a free port; yield its base URL; stop it on exit."""
-    with serve_app(app) as served:
+    with serve_app(app, **options) as served:
         yield served.url

@@ -3,8 +3,9 @@
 Algorithm: a backend becomes unhealthy after ``failures_to_eject`` consecutive failed probes
 (or failed connections seen by the proxy) and healthy again after ``successes_to_restore``
 consecutive good probes. The probe path depends on the engine: ``/health`` for vLLM, TGI and
-llama.cpp, ``/v1/models`` for other OpenAI-compatible servers. Load is read apart
-(``load_watch.py``).
+llama.cpp, ``/v1/models`` for other OpenAI-compatible servers, each below the backend's root
+prefix and sent as requests are (``probe.py``). Why a probe fails is logged when the reason
+appears or changes, not on every probe. Load is read apart (``load_watch.py``).
 
 Parameters (policy ``health``): ``interval_s``, ``timeout_s``, ``failures_to_eject``,
 ``successes_to_restore``.
@@ -16,12 +17,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-import httpx2 as httpx
-
+from gateway.backends.probe import ProbeFailed, ProblemLog, probe_get
 from gateway.backends.state import BackendState, Health
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.schema import Engine
 from gateway.policy.schema import Health as HealthSettings
+from gateway.upstream import ConnectionPool
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +56,16 @@ class HealthChecker:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        pool: ConnectionPool,
         current_policy: Callable[[], CompiledPolicy],
         states: Callable[[], list[BackendState]],
         on_change: Callable[[BackendState], None],
     ) -> None:
-        self._client = client
+        self._pool = pool
         self._policy = current_policy
         self._states = states
         self._on_change = on_change
+        self.problems = ProblemLog(log, "health probe")
 
     async def run(self) -> None:
         """Probe forever; the first round is the caller's (``probe_all`` before serving)."""
@@ -77,20 +79,19 @@ class HealthChecker:
 
     async def _probe(self, state: BackendState) -> None:
         settings = self._policy().source.health
-        ok = await self._is_up(state, settings.timeout_s)
+        problem = await self._problem(state, settings.timeout_s)
+        self.problems.note(state.name, problem)
         before = state.health
-        after = record_probe(state, ok, settings)
+        after = record_probe(state, problem is None, settings)
         if after is not before:
             log.info("backend %s is now %s", state.name, after.value)
             self._on_change(state)
 
-    async def _is_up(self, state: BackendState, timeout_s: float) -> bool:
-        url = state.spec.url + _PROBE_PATH[state.spec.engine]
-        key = state.spec.api_key
-        # Hosted OpenAI-compatible APIs want their key on /v1/models too.
-        headers = dict([key.authorization()]) if key is not None else None
+    async def _problem(self, state: BackendState, timeout_s: float) -> ProbeFailed | None:
+        """None when the backend is up, else why not."""
+        # Hosted OpenAI-compatible APIs want their key on /v1/models too (probe_get sends it).
         try:
-            response = await self._client.get(url, timeout=timeout_s, headers=headers)
-        except httpx.HTTPError:
-            return False
-        return response.status_code == 200
+            await probe_get(self._pool, state.spec, _PROBE_PATH[state.spec.engine], timeout_s)
+        except ProbeFailed as exc:
+            return exc
+        return None

@@ -1,10 +1,11 @@
 """Background reading of each backend's load (``scrape.py``) for routing and admission.
 
 Every ``health.scrape_interval_s`` the metrics of every routable vLLM or TGI backend are
-read concurrently; a backend whose metrics cannot be read keeps its last load (it is still a
-backend: health decides whether it serves). The prefix-cache hit rate and speculative-decoding
-acceptance are the counters' ratios between two successive reads. Separate from health
-probes because routing wants fresher load than liveness needs.
+read concurrently, as requests reach the backend (``probe.py``); a backend whose metrics
+cannot be read keeps its last load (it is still a backend: health decides whether it serves),
+and why is logged when the reason appears or changes. The prefix-cache hit rate and
+speculative-decoding acceptance are the counters' ratios between two successive reads.
+Separate from health probes because routing wants fresher load than liveness needs.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-import httpx2 as httpx
-
+from gateway.backends.probe import ProbeFailed, ProblemLog, probe_get
 from gateway.backends.scrape import Load, parse_load, scrapes, windowed_ratio
 from gateway.backends.state import BackendState
 from gateway.policy.compile import CompiledPolicy
+from gateway.upstream import ConnectionPool
 
 log = logging.getLogger(__name__)
 
@@ -25,13 +26,14 @@ log = logging.getLogger(__name__)
 class LoadWatcher:
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        pool: ConnectionPool,
         current_policy: Callable[[], CompiledPolicy],
         states: Callable[[], list[BackendState]],
     ) -> None:
-        self._client = client
+        self._pool = pool
         self._policy = current_policy
         self._states = states
+        self.problems = ProblemLog(log, "metrics scrape")
 
     async def run(self) -> None:
         while True:
@@ -45,11 +47,17 @@ class LoadWatcher:
 
     async def _scrape(self, state: BackendState, timeout_s: float) -> None:
         try:
-            response = await self._client.get(state.spec.url + "/metrics", timeout=timeout_s)
-            if response.status_code == 200:
-                fold_load(state, parse_load(state.spec.engine, response.text))
-        except (httpx.HTTPError, ValueError) as exc:
-            log.debug("no metrics from %s: %s", state.name, exc)
+            body = await probe_get(self._pool, state.spec, "/metrics", timeout_s)
+            fold_load(state, parse_load(state.spec.engine, body.decode("utf-8", "replace")))
+        except ProbeFailed as exc:
+            self.problems.note(state.name, exc)
+            return
+        except ValueError as exc:
+            self.problems.note(
+                state.name, ProbeFailed("/metrics is not Prometheus text", f": {exc}")
+            )
+            return
+        self.problems.note(state.name, None)
 
 
 def fold_load(state: BackendState, load: Load) -> None:

@@ -12,19 +12,20 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from types import MappingProxyType
 
 import orjson
 
 from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.policy.errors import FieldProblem, PolicyError
+from gateway.policy.origins import backend_origins
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
 from gateway.rewrite import ExtraPattern, NotePlacement, RewriteConfig, RewriteConfigError
 from gateway.security.keys import KeyRing
 from gateway.security.secrets import UpstreamSecret, secret_from_env
 from gateway.security.tenants import auth_problems, build_admin_keys, build_tenant_keys
-from gateway.upstream.pool import Origin
+from gateway.upstream.origin import Origin
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +37,13 @@ class BackendSpec:
     pool: str
     max_inflight: int
     api_key: UpstreamSecret | None = field(default=None, repr=False)
-    # Parsed once here rather than on every request.
+    # Where and how to connect (TLS, proxy), shared by requests and probes; parsed from
+    # ``url`` alone when not given.
     origin: Origin = field(init=False, repr=False, compare=False)
+    via: InitVar[Origin | None] = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "origin", Origin.from_url(self.url))
+    def __post_init__(self, via: Origin | None) -> None:
+        object.__setattr__(self, "origin", via if via is not None else Origin.from_url(self.url))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +99,11 @@ def compile_policy(
     problems = _cross_reference_problems(policy)
     problems += auth_problems(policy)
     secrets = _upstream_secrets(policy, env, problems)
+    origins = backend_origins(policy, env, problems)
     rewrite = _rewrite_config(policy, problems)
     if problems or rewrite is None:
         raise PolicyError(source, problems)
-    pools = _build_pools(policy, secrets)
+    pools = _build_pools(policy, secrets, origins)
     models = {
         name: ModelRoute(public_name=name, pool=m.pool, auto=m.route == "auto")
         for name, m in policy.models.items()
@@ -126,7 +130,7 @@ def _upstream_secrets(
     for i, b in enumerate(policy.backends):
         if b.api_key_env is None:
             continue
-        secret = secret_from_env(b.api_key_env, env)
+        secret = secret_from_env(b.api_key_env, env, b.api_key_header)
         if secret is None:
             # Name the variable, never a value.
             problems.append(
@@ -169,11 +173,20 @@ def policy_digest(policy: Policy) -> str:
     return hashlib.sha256(canonical).hexdigest()
 
 
-def _build_pools(policy: Policy, secrets: Mapping[str, UpstreamSecret]) -> dict[str, PoolSpec]:
+def _build_pools(
+    policy: Policy, secrets: Mapping[str, UpstreamSecret], origins: Mapping[str, Origin]
+) -> dict[str, PoolSpec]:
     members: dict[str, list[BackendSpec]] = {}
     for b in policy.backends:
         spec = BackendSpec(
-            b.name, b.url, b.engine, b.model, b.pool, b.max_inflight, secrets.get(b.name)
+            b.name,
+            b.url,
+            b.engine,
+            b.model,
+            b.pool,
+            b.max_inflight,
+            secrets.get(b.name),
+            via=origins[b.name],
         )
         members.setdefault(b.pool, []).append(spec)
     return {

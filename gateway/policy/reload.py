@@ -3,7 +3,11 @@
 A reload parses and compiles the file off the event loop. On success the new policy replaces
 the old in one assignment, so a request keeps the policy object it started with; on failure
 the running policy stays and the error is reported (log, metric, return value).
-The file watcher polls the file's (mtime, size) every ``server.reload_poll_s`` seconds.
+The file watcher polls the file every ``server.reload_poll_s`` seconds and reloads when its
+(device, inode, mtime, size) changes. The path is followed through symlinks, and the inode
+makes a swapped file count as a change even with the same size and time: that is how a
+Kubernetes ConfigMap volume updates (``policy.yaml -> ..data/policy.yaml``, and the ``..data``
+link swapped atomically to a new directory).
 """
 
 from __future__ import annotations
@@ -86,7 +90,7 @@ class PolicyHolder:
         return self._policy.digest[:12]
 
     async def watch(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
-        """Reload whenever the file's mtime or size changes (``sleep`` is injectable)."""
+        """Reload whenever the file changes or is swapped (``sleep`` is injectable)."""
         if self._path is None:
             return
         last = _fingerprint(self._path)
@@ -98,9 +102,9 @@ class PolicyHolder:
                 await self.reload()
 
 
-def _fingerprint(path: Path) -> tuple[int, int] | None:
+def _fingerprint(path: Path) -> tuple[int, int, int, int] | None:
     try:
-        st = os.stat(path)
+        st = os.stat(path)  # follows symlinks: the file the path names now
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)

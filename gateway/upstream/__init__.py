@@ -12,13 +12,16 @@ from gateway.upstream.connection import (
     UpstreamIOError,
     UpstreamResponse,
 )
-from gateway.upstream.pool import ConnectionPool, Origin
+from gateway.upstream.origin import Origin, ProxyRoute, TlsSettings
+from gateway.upstream.pool import ConnectionPool
 
 __all__ = [
     "ConnectFailed",
     "ConnectionPool",
     "Origin",
     "ProtocolFailed",
+    "ProxyRoute",
+    "TlsSettings",
     "UpstreamIOError",
     "UpstreamResponse",
 ]

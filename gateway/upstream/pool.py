@@ -7,6 +7,10 @@ idle connection or opens one; active connections are not capped here because eac
 ``max_inflight`` already bounds them. A request on a reused connection that the server had
 closed before answering is retried once on a fresh connection (nothing was processed).
 
+Connections are kept apart by scheme, host, port, TLS settings and proxy, so two backends
+on one address with different TLS settings never share one. Through a proxy, plain-http
+requests travel on a connection to the proxy and https ones in a CONNECT tunnel.
+
 Parameters: ``max_idle_per_origin``, ``keepalive_expiry_s``, ``clock``.
 """
 
@@ -15,9 +19,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from urllib.parse import urlsplit
+from collections.abc import Callable, Hashable, Sequence
 
 from gateway.upstream.connection import (
     ConnectFailed,
@@ -25,28 +27,8 @@ from gateway.upstream.connection import (
     UpstreamIOError,
     UpstreamResponse,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    scheme: str
-    host: str
-    port: int
-    base_path: str
-
-    @classmethod
-    def from_url(cls, url: str) -> Origin:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {url!r}")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
-
-    @property
-    def host_header(self) -> str:
-        default = 443 if self.scheme == "https" else 80
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return host if self.port == default else f"{host}:{self.port}"
+from gateway.upstream.origin import Origin
+from gateway.upstream.tunnel import open_tunnel
 
 
 class ConnectionPool:
@@ -62,7 +44,7 @@ class ConnectionPool:
         self._max_idle = max_idle_per_origin
         self._expiry = keepalive_expiry_s
         self._clock = clock
-        self._idle: dict[tuple[str, str, int], list[Http1Connection]] = {}
+        self._idle: dict[Hashable, list[Http1Connection]] = {}
         self._ssl: ssl.SSLContext | None = None
         self._open_count = 0
 
@@ -76,7 +58,8 @@ class ConnectionPool:
         *,
         connect_timeout_s: float,
     ) -> UpstreamResponse:
-        head = _head(method, origin.base_path + path, origin.host_header, headers, len(body))
+        headers = [*headers, *origin.proxy_headers()]
+        head = _head(method, origin.target(path), origin.host_header, headers, len(body))
         conn = self._take_idle(origin)
         if conn is not None:
             try:
@@ -109,32 +92,36 @@ class ConnectionPool:
         return None
 
     async def _open(self, origin: Origin, timeout_s: float) -> Http1Connection:
-        loop = asyncio.get_running_loop()
         key = _key(origin)
         conn = Http1Connection(lambda c: self._release(key, c), self._on_lost)
-        tls = self._ssl_context() if origin.scheme == "https" else None
+        where = f"{origin.host}:{origin.port}"
+        if origin.proxy is not None:
+            where += f" through proxy {origin.proxy.display}"
         try:
             async with asyncio.timeout(timeout_s):
-                transport, _ = await loop.create_connection(
-                    lambda: conn,
-                    origin.host,
-                    origin.port,
-                    ssl=tls,
-                    server_hostname=origin.host if tls else None,
-                )
+                transport = await self._connect(origin, conn)
         except TimeoutError:
+            raise ConnectFailed(f"connect to {where} timed out", before_response=True) from None
+        except OSError as exc:  # ssl.SSLError (a bad certificate) is one too
             raise ConnectFailed(
-                f"connect to {origin.host}:{origin.port} timed out", before_response=True
-            ) from None
-        except OSError as exc:
-            raise ConnectFailed(
-                f"connect to {origin.host}:{origin.port} failed: {exc.strerror or exc}",
-                before_response=True,
+                f"connect to {where} failed: {exc.strerror or exc}", before_response=True
             ) from None
         # uvloop may call connection_made only after create_connection returns.
         conn.connection_made(transport)
         self._open_count += 1
         return conn
+
+    async def _connect(self, origin: Origin, conn: Http1Connection) -> asyncio.BaseTransport:
+        loop = asyncio.get_running_loop()
+        tls = self._context(origin) if origin.scheme == "https" else None
+        proxy = origin.proxy
+        if proxy is not None and tls is not None:
+            return await open_tunnel(origin, proxy, conn, tls)
+        host, port = (proxy.host, proxy.port) if proxy is not None else (origin.host, origin.port)
+        transport, _ = await loop.create_connection(
+            lambda: conn, host, port, ssl=tls, server_hostname=origin.host if tls else None
+        )
+        return transport
 
     @property
     def open_connections(self) -> int:
@@ -144,7 +131,7 @@ class ConnectionPool:
     def _on_lost(self) -> None:
         self._open_count -= 1
 
-    def _release(self, key: tuple[str, str, int], conn: Http1Connection) -> None:
+    def _release(self, key: Hashable, conn: Http1Connection) -> None:
         conns = self._idle.setdefault(key, [])
         if len(conns) >= self._max_idle:
             conn.abort()
@@ -152,8 +139,10 @@ class ConnectionPool:
         conn.idle_since = self._clock()
         conns.append(conn)
 
-    def _ssl_context(self) -> ssl.SSLContext:
-        if self._ssl is None:
+    def _context(self, origin: Origin) -> ssl.SSLContext:
+        if origin.ssl_context is not None:
+            return origin.ssl_context
+        if self._ssl is None:  # origins made without a policy (benchmarks): system CAs
             self._ssl = ssl.create_default_context()
         return self._ssl
 
@@ -168,8 +157,8 @@ async def _exchange(conn: Http1Connection, head: bytes, body: bytes) -> Upstream
         raise
 
 
-def _key(origin: Origin) -> tuple[str, str, int]:
-    return (origin.scheme, origin.host, origin.port)
+def _key(origin: Origin) -> Hashable:
+    return (origin.scheme, origin.host, origin.port, origin.tls, origin.proxy)
 
 
 def _head(

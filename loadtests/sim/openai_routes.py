@@ -2,6 +2,7 @@
 
 Streaming sends one SSE chunk per engine step (as vLLM does), a final chunk carrying the
 finish reason, a usage chunk when ``stream_options.include_usage`` is set, then ``[DONE]``.
+A TGI replica serves these routes too and, as TGI does, for whatever model name is asked.
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ class OpenAIHandlers:
 
     def _start(self, body: Body, prompt: str, prefix: str) -> Generation:
         model = body.get("model")
-        if model is not None and model != self.replica.served_model:
+        # TGI serves one model and ignores the name asked for (clients send "tgi"); vLLM
+        # refuses any name it does not serve.
+        if self.replica.kind == "vllm" and model is not None and model != self.replica.served_model:
             raise SimRequestError(404, f"The model `{model}` does not exist.", "NotFoundError")
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         p = plan(

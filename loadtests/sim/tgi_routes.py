@@ -1,8 +1,12 @@
-"""TGI's native routes: ``/generate``, ``/generate_stream`` and ``/info``.
+"""TGI's native routes: ``POST /``, ``/generate``, ``/generate_stream`` and ``/info``.
 
 ``/generate_stream`` sends one SSE event per token as TGI does; the last event carries the
-full ``generated_text`` and ``details``. Token ids come from the pseudo-tokeniser and the
-log-probabilities are a fixed function of the id (the shape matters, not the value).
+full ``generated_text`` and ``details``. ``POST /`` is TGI's compatibility route (the one
+huggingface_hub's ``InferenceClient.text_generation`` calls): the same body plus ``stream``;
+it streams as ``/generate_stream`` or answers ``/generate``'s object wrapped in a list.
+``parameters.return_full_text`` puts the prompt before the generated text. Token ids come from
+the pseudo-tokeniser and the log-probabilities are a fixed function of the id (the shape
+matters, not the value).
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class TgiHandlers:
         if not isinstance(inputs, str) or not inputs:
             raise SimRequestError(422, "`inputs` must be a non-empty string")
         params = body.get("parameters") or {}
+        if not isinstance(params, dict):
+            raise SimRequestError(422, "`parameters` must be an object")
         max_new = params.get("max_new_tokens")
         seed = params.get("seed")
         p = plan(
@@ -68,16 +74,9 @@ class TgiHandlers:
 
     async def generate(self, request: Request) -> Response:
         try:
-            gen, params = self._start(await read_json(request))
-            text, reason = await collect_unless_disconnected(request.receive, gen)
+            out = await self._generated(request, await read_json(request))
         except SimRequestError as exc:
             return _error(exc)
-        out: dict[str, Any] = {"generated_text": text}
-        if params.get("details"):
-            details = self._details(gen, reason, params)
-            details["prefill"] = []
-            details["tokens"] = [_token(p) for p in tokenizer.pieces(text)]
-            out["details"] = details
         return JSONResponse(out)
 
     async def generate_stream(self, request: Request) -> Response:
@@ -86,6 +85,29 @@ class TgiHandlers:
         except SimRequestError as exc:
             return _error(exc)
         return GenerationStream(gen, self._events(gen, params))
+
+    async def compat_generate(self, request: Request) -> Response:
+        """``POST /``: stream when the body says ``stream: true``, else a one-item list."""
+        try:
+            body = await read_json(request)
+            if body.get("stream"):
+                gen, params = self._start(body)
+                return GenerationStream(gen, self._events(gen, params))
+            return JSONResponse([await self._generated(request, body)])
+        except SimRequestError as exc:
+            return _error(exc)
+
+    async def _generated(self, request: Request, body: dict[str, Any]) -> dict[str, Any]:
+        gen, params = self._start(body)
+        text, reason = await collect_unless_disconnected(request.receive, gen)
+        full = body["inputs"] + text if params.get("return_full_text") else text
+        out: dict[str, Any] = {"generated_text": full}
+        if params.get("details"):
+            details = self._details(gen, reason, params)
+            details["prefill"] = []
+            details["tokens"] = [_token(p) for p in tokenizer.pieces(text)]
+            out["details"] = details
+        return out
 
     async def _events(self, gen: Generation, params: dict[str, Any]) -> AsyncGenerator[bytes, None]:
         text: list[str] = []
@@ -137,6 +159,7 @@ class TgiHandlers:
 def tgi_routes(replica: Replica) -> list[Route]:
     h = TgiHandlers(replica)
     return [
+        Route("/", h.compat_generate, methods=["POST"]),
         Route("/generate", h.generate, methods=["POST"]),
         Route("/generate_stream", h.generate_stream, methods=["POST"]),
         Route("/info", h.info, methods=["GET"]),

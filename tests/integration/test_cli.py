@@ -32,6 +32,28 @@ def test_every_example_policy_compiles(path: Path, capsys: pytest.CaptureFixture
     assert "ok, digest" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("backend", "said"),
+    [
+        ("url: 'http://h:8000'", "backend a http://h:8000: server root; API http://h:8000/v1"),
+        (
+            "url: 'https://h/v1', tls: {verify: false}",
+            "backend a https://h/v1: API base; server root https://h (probes, metrics), "
+            "API https://h/v1; TLS certificate not verified",
+        ),
+    ],
+)
+def test_check_says_how_it_read_each_backend_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], backend: str, said: str
+) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        f"backends:\n  - {{name: a, {backend}, model: m, pool: p}}\nmodels:\n  f: {{pool: p}}\n"
+    )
+    assert main(["check", str(path)]) == 0
+    assert f"  {said}\n" in capsys.readouterr().out
+
+
 def test_check_reports_file_field_and_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from gateway.policy.schema._base import Name, PositiveSeconds, _Strict
 from gateway.policy.schema.auth import Auth, KeyHash, RateLimit, Tenant
-from gateway.policy.schema.backends import Backend, Engine, Health, Model
+from gateway.policy.schema.backends import Backend, BackendTls, Engine, Health, Model
 from gateway.policy.schema.cache import Cache, CacheRedis, SemanticCache
 from gateway.policy.schema.pools import (
     Admission,
@@ -72,6 +72,7 @@ __all__ = [
     "Admission",
     "Auth",
     "Backend",
+    "BackendTls",
     "Breaker",
     "Cache",
     "CacheRedis",

@@ -17,18 +17,55 @@ class Engine(StrEnum):
     LLAMACPP = "llamacpp"
 
 
+class BackendTls(_Strict):
+    """TLS to an https:// backend (default: verify against the system's CAs)."""
+
+    ca_file: str | None = Field(
+        default=None, min_length=1, description="PEM bundle of the CAs to trust instead"
+    )
+    verify: bool = Field(
+        default=True, description="Check the certificate and host name (false: trust anything)"
+    )
+    client_cert: str | None = Field(
+        default=None, min_length=1, description="PEM client certificate (mutual TLS)"
+    )
+    client_key: str | None = Field(
+        default=None, min_length=1, description="PEM key of client_cert, if not in that file"
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BackendTls:
+        if self.client_key is not None and self.client_cert is None:
+            raise ValueError("client_key needs client_cert")
+        if not self.verify and self.ca_file is not None:
+            raise ValueError("ca_file is unused when verify is false")
+        return self
+
+
 class Backend(_Strict):
     """One inference server replica."""
 
     name: Name
-    url: str = Field(description="Base URL of the server, e.g. http://10.0.0.5:8000")
+    url: str = Field(
+        description="The server's root (http://10.0.0.5:8000) or its API base "
+        "(https://host/v1): a trailing /v1 is the API's, the rest is the root"
+    )
     engine: Engine = Engine.OPENAI
     model: str = Field(min_length=1, description="The model name the backend serves")
     pool: Name
     max_inflight: int = Field(default=64, ge=1, le=100_000)
     api_key_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = Field(
         default=None,
-        description="Environment variable holding the key sent upstream as a Bearer token",
+        description="Environment variable holding the key sent upstream (see api_key_header)",
+    )
+    api_key_header: Literal["authorization", "api-key"] = Field(
+        default="authorization",
+        description="How the key travels: 'authorization' (Bearer token) or 'api-key' (Azure)",
+    )
+    tls: BackendTls | None = None
+    trust_env: bool = Field(
+        default=False,
+        description="Use HTTP_PROXY/HTTPS_PROXY/ALL_PROXY/NO_PROXY from the environment",
     )
 
     @field_validator("url")
@@ -39,7 +76,15 @@ class Backend(_Strict):
         rest = value.split("://", 1)[1]
         if not rest or rest.startswith("/"):
             raise ValueError("must name a host")
+        if "?" in rest or "#" in rest:
+            raise ValueError("must not carry a query or fragment")
         return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _tls_for_https(self) -> Backend:
+        if self.tls is not None and not self.url.startswith("https://"):
+            raise ValueError("tls applies to https:// URLs only")
+        return self
 
 
 class Model(_Strict):

@@ -213,6 +213,28 @@ BAD: dict[str, tuple[str, list[tuple[str, str]]]] = {
         _with_backend("{name: a, url: 'https:///v1', model: m, pool: small}"),
         [("backends[0].url", "must name a host")],
     ),
+    "url with a query": (
+        _with_backend("{name: a, url: 'https://h/v1?api-version=1', model: m, pool: small}"),
+        [("backends[0].url", "must not carry a query or fragment")],
+    ),
+    "tls on a plain http url": (
+        _with_backend("{name: a, url: 'http://h', model: m, pool: small, tls: {verify: false}}"),
+        [("backends[0]", "tls applies to https:// URLs only")],
+    ),
+    "tls client_key without client_cert": (
+        _with_backend("{name: a, url: 'https://h', model: m, pool: small, tls: {client_key: k}}"),
+        [("backends[0].tls", "client_key needs client_cert")],
+    ),
+    "tls ca_file with verify off": (
+        _with_backend(
+            "{name: a, url: 'https://h', model: m, pool: small, tls: {verify: false, ca_file: c}}"
+        ),
+        [("backends[0].tls", "ca_file is unused when verify is false")],
+    ),
+    "unknown api key header": (
+        _with_backend("{name: a, url: 'https://h', model: m, pool: small, api_key_header: x}"),
+        [("backends[0].api_key_header", "Input should be 'authorization' or 'api-key'")],
+    ),
     "model with both pool and route": (
         _with_backend(BACKEND, "{fast: {pool: small, route: auto}}"),
         [("models.fast", "exactly one of 'pool' or 'route'")],
