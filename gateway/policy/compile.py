@@ -20,7 +20,13 @@ import orjson
 from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
-from gateway.rewrite import ExtraPattern, NotePlacement, RewriteConfig, RewriteConfigError
+from gateway.rewrite import (
+    ExtraPattern,
+    NotePlacement,
+    RewriteConfig,
+    RewriteConfigError,
+    Transform,
+)
 from gateway.security.keys import KeyRing
 from gateway.security.secrets import UpstreamSecret, secret_from_env
 from gateway.security.tenants import auth_problems, build_admin_keys, build_tenant_keys
@@ -149,7 +155,7 @@ def _rewrite_config(policy: Policy, problems: list[FieldProblem]) -> RewriteConf
                 ExtraPattern(p.name, p.regex, p.cause) for p in settings.extra_patterns
             ),
             note_placement=NotePlacement(settings.note_placement),
-            sort_tools=settings.sort_tools,
+            transforms=frozenset(Transform(name) for name in settings.transforms),
         )
     except RewriteConfigError as exc:
         problems.append(FieldProblem("rewrite", str(exc)))
