@@ -13,6 +13,7 @@ from gateway.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy
 from gateway.request_facts import DEFAULT_OUTPUT_TOKENS, priority_of, prompt_chars
 from gateway.security.input_limits import apply_input_limits
+from gateway.security.priority import effective_priority
 from gateway.security.rate_limits import TenantRateLimits
 from gateway.security.tenants import Caller, authenticate, authorize_model
 
@@ -49,7 +50,7 @@ def request_tokens(request: ParsedRequest) -> float:
 
 
 def priority_for(caller: Caller | None, headers: Mapping[str, str]) -> Priority:
-    """``x-gateway-priority`` when sent, else the tenant's default priority."""
-    if caller is not None and "x-gateway-priority" not in headers:
-        return _PRIORITIES[caller.tenant.priority]
-    return priority_of(headers)
+    """The tenant's priority is a ceiling ``x-gateway-priority`` may lower, never raise."""
+    requested = priority_of(headers) if "x-gateway-priority" in headers else None
+    ceiling = _PRIORITIES[caller.tenant.priority] if caller is not None else None
+    return effective_priority(requested, ceiling)
