@@ -1,8 +1,14 @@
-"""Every Prometheus instrument of the gateway, defined once on an injected registry."""
+"""Every Prometheus instrument of the gateway, defined once on an injected registry.
+
+Instruments with a label a client or backend can influence are ``Bounded``: their values
+are mapped into the active policy's sets (``metric_labels.py``).
+"""
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from gateway.metric_labels import Bounded, LabelBounds
 
 # LLM latencies span milliseconds (cache hits, short prompts) to minutes (long generations).
 LATENCY_BUCKETS = (
@@ -23,11 +29,18 @@ class GatewayMetrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        self.requests = Counter(
-            "gateway_requests",
-            "Requests finished, by public model, pool, backend and HTTP status",
-            ["model", "pool", "backend", "status"],
-            registry=registry,
+        self.bounds = b = LabelBounds()
+        self.requests = Bounded(
+            Counter(
+                "gateway_requests",
+                "Requests finished, by public model, pool, backend and HTTP status",
+                ["model", "pool", "backend", "status"],
+                registry=registry,
+            ),
+            b.model,
+            b.pool,
+            b.backend,
+            b.status,
         )
         self.inflight = Gauge(
             "gateway_inflight_requests",
@@ -62,31 +75,49 @@ class GatewayMetrics:
             buckets=OVERHEAD_BUCKETS,
             registry=registry,
         )
-        self.upstream_errors = Counter(
-            "gateway_upstream_errors",
-            "Failed upstream exchanges, by backend and kind",
-            ["backend", "kind"],
-            registry=registry,
+        self.upstream_errors = Bounded(
+            Counter(
+                "gateway_upstream_errors",
+                "Failed upstream exchanges, by backend and kind",
+                ["backend", "kind"],
+                registry=registry,
+            ),
+            b.backend,
+            b.error_kind,
         )
-        self.client_errors = Counter(
-            "gateway_client_errors",
-            "Requests refused before reaching a backend, by HTTP status and error type",
-            ["status", "type"],
-            registry=registry,
+        self.client_errors = Bounded(
+            Counter(
+                "gateway_client_errors",
+                "Requests refused before reaching a backend, by HTTP status and error type",
+                ["status", "type"],
+                registry=registry,
+            ),
+            b.status,
+            b.fixed,
         )
         # Per tenant (the policy's auth.tenants: a bounded set) whatever the outcome: served,
         # answered from the cache, or refused (rate limit, shedding, bad input).
-        self.tenant_requests = Counter(
-            "gateway_tenant_requests",
-            "Requests finished, by tenant, public model and HTTP status (when tenants are set)",
-            ["tenant", "model", "status"],
-            registry=registry,
+        self.tenant_requests = Bounded(
+            Counter(
+                "gateway_tenant_requests",
+                "Requests finished, by tenant, public model (unknown: not in the policy) and "
+                "HTTP status (when tenants are set)",
+                ["tenant", "model", "status"],
+                registry=registry,
+            ),
+            b.tenant,
+            b.model,
+            b.status,
         )
-        self.tenant_tokens = Counter(
-            "gateway_tenant_tokens",
-            "Tokens of finished requests, by tenant and kind (prompt | completion)",
-            ["tenant", "kind"],
-            registry=registry,
+        self.tenant_tokens = Bounded(
+            Counter(
+                "gateway_tenant_tokens",
+                "Tokens of finished requests, by tenant and kind (prompt | completion)",
+                ["tenant", "kind"],
+                registry=registry,
+            ),
+            b.tenant,
+            b.fixed,
         )
         self.cancellations = Counter(
             "gateway_cancellations",
@@ -95,22 +126,31 @@ class GatewayMetrics:
             ["phase"],
             registry=registry,
         )
-        self.retries = Counter(
-            "gateway_retries",
-            "Attempts retried on another backend or pool, by pool and reason",
-            ["pool", "reason"],
-            registry=registry,
+        self.retries = Bounded(
+            Counter(
+                "gateway_retries",
+                "Attempts retried on another backend or pool, by pool and reason",
+                ["pool", "reason"],
+                registry=registry,
+            ),
+            b.pool,
+            b.error_kind,
         )
         self.retry_budget_exhausted = Counter(
             "gateway_retry_budget_exhausted",
             "Retries refused because the retry budget was spent",
             registry=registry,
         )
-        self.fallbacks = Counter(
-            "gateway_fallbacks",
-            "Requests served by a fallback pool, by the pool asked for and the pool that served",
-            ["from_pool", "to_pool"],
-            registry=registry,
+        self.fallbacks = Bounded(
+            Counter(
+                "gateway_fallbacks",
+                "Requests served by a fallback pool, by the pool asked for and the pool that "
+                "served",
+                ["from_pool", "to_pool"],
+                registry=registry,
+            ),
+            b.pool,
+            b.pool,
         )
         self.ejections = Counter(
             "gateway_backend_ejections",

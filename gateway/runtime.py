@@ -144,6 +144,12 @@ class Gateway:
                 self.dispatcher.budget = self.budget
         self.metrics.policy_info.clear()
         self.metrics.policy_info.labels(policy.digest[:12]).set(1)
+        self.metrics.bounds.use(
+            models=policy.models,
+            tenants=policy.source.auth.tenants,
+            pools=policy.pools,
+            backends=(b.name for b in policy.backends),
+        )
         for state in self.backends.all():
             self.on_health_change(state)
         self._watch_backends()
