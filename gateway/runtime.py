@@ -134,6 +134,7 @@ class Gateway:
         self.scheduler.reconcile(policy)
         self.report.access.enabled = policy.source.server.access_log
         self.report.configure(policy.source.tracing)
+        self.report.redactor = policy.redactor
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
         self.caches.reconcile(policy.source.cache, policy.source.classify.knn)

@@ -28,6 +28,7 @@ from gateway.rewrite import (
     Transform,
 )
 from gateway.security.keys import KeyRing
+from gateway.security.redact import Redactor, url_passwords
 from gateway.security.secrets import UpstreamSecret, secret_from_env
 from gateway.security.tenants import auth_problems, build_admin_keys, build_tenant_keys
 from gateway.upstream.pool import Origin
@@ -85,6 +86,8 @@ class CompiledPolicy:
     checks_context: bool  # some pool has max_context, so every request is classified
     keys: KeyRing = field(default_factory=KeyRing.empty)  # gateway API keys -> tenant names
     admin_keys: KeyRing = field(default_factory=KeyRing.empty)
+    # Its secret values (upstream keys, URL passwords), kept out of answers, errors and logs.
+    redactor: Redactor = field(default_factory=Redactor)
 
     @property
     def backends(self) -> tuple[BackendSpec, ...]:
@@ -122,6 +125,9 @@ def compile_policy(
         checks_context=any(p.max_context is not None for p in policy.pools.values()),
         keys=build_tenant_keys(policy),
         admin_keys=build_admin_keys(policy),
+        redactor=Redactor(
+            [s.reveal() for s in secrets.values()] + url_passwords(policy.model_dump(mode="json"))
+        ),
     )
 
 

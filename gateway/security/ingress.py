@@ -40,7 +40,8 @@ async def screen(
         await limits.charge(policy.source.auth, caller.name, caller.tenant.rate_limit, tokens)
     if policy.source.log_prompts:
         # Off by default: prompts may hold personal data. Only an explicit policy flag logs them.
-        log.info("prompt of %s: %r", caller.name if caller else "-", request.body)
+        who = caller.name if caller else "-"
+        log.info("prompt of %s: %s", who, policy.redactor.text(repr(request.body)))
     return request
 
 
