@@ -7,7 +7,8 @@ the gateway's memory and the monitoring system's without limit.
 
 Decision table (label: kept when in -> otherwise):
 
-- ``model``: the policy's public model names -> ``unknown``
+- ``model``: the policy's public model names (and the name of the gateway's own summary
+  calls) -> ``unknown``
 - ``tenant``: the policy's tenants -> ``unknown``
 - ``pool``, ``from_pool``, ``to_pool``: the policy's pools -> ``unknown``
 - ``backend``: the policy's backends, and ``none`` (nothing tried) -> ``unknown``

@@ -20,7 +20,7 @@ from gateway.cache.holder import CacheHolder
 from gateway.compression_summaries import SummaryService
 from gateway.dashboard.window import Window
 from gateway.dispatch import Dispatcher
-from gateway.internal_call import InternalCompletion
+from gateway.internal_call import INTERNAL_MODEL, InternalCompletion
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
@@ -146,7 +146,7 @@ class Gateway:
         self.metrics.policy_info.clear()
         self.metrics.policy_info.labels(policy.digest[:12]).set(1)
         self.metrics.bounds.use(
-            models=policy.models,
+            models=[*policy.models, INTERNAL_MODEL],  # the gateway's own summary calls
             tenants=policy.source.auth.tenants,
             pools=policy.pools,
             backends=(b.name for b in policy.backends),

@@ -85,7 +85,9 @@ def from_status(
 
 def is_error_event(event: dict[str, Any]) -> bool:
     """Whether a stream event is a backend's error report rather than a chunk."""
-    return ("error" in event and "choices" not in event) or event.get("object") == "error"
+    if event.get("object") == "error":
+        return True
+    return event.get("error") is not None and "choices" not in event
 
 
 def from_event(event: dict[str, Any], backend: str, redactor: Redactor) -> GatewayError:

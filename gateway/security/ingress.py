@@ -41,7 +41,8 @@ async def screen(
     if policy.source.log_prompts:
         # Off by default: prompts may hold personal data. Only an explicit policy flag logs them.
         who = caller.name if caller else "-"
-        log.info("prompt of %s: %s", who, policy.redactor.text(repr(request.body)))
+        # Key-shaped text redacted; the first 64k characters (the scan stays a few ms).
+        log.info("prompt of %s: %s", who, policy.redactor.clipped(repr(request.body), 65_536))
     return request
 
 

@@ -244,6 +244,7 @@ def test_control_characters_are_flattened() -> None:
 EVENTS: dict[str, tuple[dict[str, object], bool]] = {
     "chunk": ({"choices": [{"delta": {"content": "error"}}]}, False),
     "usage chunk": ({"choices": [], "usage": {"prompt_tokens": 1}}, False),
+    "null error field": ({"id": "c1", "error": None}, False),
     "vLLM error": ({"error": {"message": "m", "code": 400}}, True),
     "TGI error": ({"error": "Input validation error", "error_type": "validation"}, True),
     "object error": ({"object": "error", "message": "m"}, True),
