@@ -1,8 +1,16 @@
-"""Every Prometheus instrument of the gateway, defined once on an injected registry."""
+"""Every Prometheus instrument of the gateway, defined once on an injected registry.
+
+Instruments with a label a client or backend can influence are ``Bounded``: their values
+are mapped into the active policy's sets (``metric_labels.py``).
+"""
 
 from __future__ import annotations
 
+from functools import partial
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from gateway.metric_labels import Bounded, LabelBounds
 
 # LLM latencies span milliseconds (cache hits, short prompts) to minutes (long generations).
 LATENCY_BUCKETS = (
@@ -23,258 +31,256 @@ class GatewayMetrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        self.requests = Counter(
-            "gateway_requests",
-            "Requests finished, by public model, pool, backend and HTTP status",
-            ["model", "pool", "backend", "status"],
-            registry=registry,
+        # Every instrument on the injected registry, none on prometheus_client's global one.
+        counter = partial(Counter, registry=registry)
+        gauge = partial(Gauge, registry=registry)
+        histogram = partial(Histogram, registry=registry)
+        self.bounds = b = LabelBounds()
+        self.requests = Bounded(
+            counter(
+                "gateway_requests",
+                "Requests finished, by public model, pool, backend and HTTP status",
+                ["model", "pool", "backend", "status"],
+            ),
+            b.model,
+            b.pool,
+            b.backend,
+            b.status,
         )
-        self.inflight = Gauge(
+        self.inflight = gauge(
             "gateway_inflight_requests",
             "Requests being served upstream, by pool",
             ["pool"],
-            registry=registry,
         )
-        self.ttft = Histogram(
+        self.ttft = histogram(
             "gateway_time_to_first_token_seconds",
             "Time from request arrival to the first token sent to the client",
             ["pool", "length"],
             buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.e2e = Histogram(
+        self.e2e = histogram(
             "gateway_request_duration_seconds",
             "Time from request arrival to the last byte sent to the client",
             ["pool", "length"],
             buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.tpot = Histogram(
+        self.tpot = histogram(
             "gateway_time_per_output_token_seconds",
             "Mean time between output tokens of a streamed response, after the first",
             ["pool", "length"],
             buckets=TPOT_BUCKETS,
-            registry=registry,
         )
-        self.overhead = Histogram(
+        self.overhead = histogram(
             "gateway_overhead_seconds",
             "Gateway time before the upstream request is sent (parse, policy, pick)",
             buckets=OVERHEAD_BUCKETS,
-            registry=registry,
         )
-        self.upstream_errors = Counter(
-            "gateway_upstream_errors",
-            "Failed upstream exchanges, by backend and kind",
-            ["backend", "kind"],
-            registry=registry,
+        self.upstream_errors = Bounded(
+            counter(
+                "gateway_upstream_errors",
+                "Failed upstream exchanges, by backend and kind",
+                ["backend", "kind"],
+            ),
+            b.backend,
+            b.error_kind,
         )
-        self.client_errors = Counter(
-            "gateway_client_errors",
-            "Requests refused before reaching a backend, by HTTP status and error type",
-            ["status", "type"],
-            registry=registry,
+        self.client_errors = Bounded(
+            counter(
+                "gateway_client_errors",
+                "Requests refused before reaching a backend, by HTTP status and error type",
+                ["status", "type"],
+            ),
+            b.status,
+            b.fixed,
         )
         # Per tenant (the policy's auth.tenants: a bounded set) whatever the outcome: served,
         # answered from the cache, or refused (rate limit, shedding, bad input).
-        self.tenant_requests = Counter(
-            "gateway_tenant_requests",
-            "Requests finished, by tenant, public model and HTTP status (when tenants are set)",
-            ["tenant", "model", "status"],
-            registry=registry,
+        self.tenant_requests = Bounded(
+            counter(
+                "gateway_tenant_requests",
+                "Requests finished, by tenant, public model (unknown: not in the policy) and "
+                "HTTP status (when tenants are set)",
+                ["tenant", "model", "status"],
+            ),
+            b.tenant,
+            b.model,
+            b.status,
         )
-        self.tenant_tokens = Counter(
-            "gateway_tenant_tokens",
-            "Tokens of finished requests, by tenant and kind (prompt | completion)",
-            ["tenant", "kind"],
-            registry=registry,
+        self.tenant_tokens = Bounded(
+            counter(
+                "gateway_tenant_tokens",
+                "Tokens of finished requests, by tenant and kind (prompt | completion)",
+                ["tenant", "kind"],
+            ),
+            b.tenant,
+            b.fixed,
         )
-        self.cancellations = Counter(
+        self.cancellations = counter(
             "gateway_cancellations",
             "Requests whose client left before the end, by phase "
             "(queued | first_token | streaming | non_streaming)",
             ["phase"],
-            registry=registry,
         )
-        self.retries = Counter(
-            "gateway_retries",
-            "Attempts retried on another backend or pool, by pool and reason",
-            ["pool", "reason"],
-            registry=registry,
+        self.retries = Bounded(
+            counter(
+                "gateway_retries",
+                "Attempts retried on another backend or pool, by pool and reason",
+                ["pool", "reason"],
+            ),
+            b.pool,
+            b.error_kind,
         )
-        self.retry_budget_exhausted = Counter(
+        self.retry_budget_exhausted = counter(
             "gateway_retry_budget_exhausted",
             "Retries refused because the retry budget was spent",
-            registry=registry,
         )
-        self.fallbacks = Counter(
-            "gateway_fallbacks",
-            "Requests served by a fallback pool, by the pool asked for and the pool that served",
-            ["from_pool", "to_pool"],
-            registry=registry,
+        self.fallbacks = Bounded(
+            counter(
+                "gateway_fallbacks",
+                "Requests served by a fallback pool, by the pool asked for and the pool that "
+                "served",
+                ["from_pool", "to_pool"],
+            ),
+            b.pool,
+            b.pool,
         )
-        self.ejections = Counter(
+        self.ejections = counter(
             "gateway_backend_ejections",
             "Times a backend's circuit breaker tripped",
             ["backend"],
-            registry=registry,
         )
-        self.breaker_state = Gauge(
+        self.breaker_state = gauge(
             "gateway_backend_breaker_state",
             "Circuit breaker state per backend: 0 closed, 1 half-open, 2 open",
             ["backend"],
-            registry=registry,
         )
-        self.admitted = Counter(
+        self.admitted = counter(
             "gateway_admitted",
             "Requests given a slot by a pool's admission, by pool",
             ["pool"],
-            registry=registry,
         )
-        self.queue_wait = Histogram(
+        self.queue_wait = histogram(
             "gateway_queue_wait_seconds",
             "Time requests waited in the gateway's queue for a slot, by pool",
             ["pool"],
             buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.shed = Counter(
+        self.shed = counter(
             "gateway_shed",
             "Requests refused by admission, by pool, reason and priority",
             ["pool", "reason", "priority"],
-            registry=registry,
         )
-        self.queue_depth = Gauge(
+        self.queue_depth = gauge(
             "gateway_queue_depth",
             "Requests waiting for a slot, by pool, lane and priority",
             ["pool", "lane", "priority"],
-            registry=registry,
         )
-        self.estimated_wait = Gauge(
+        self.estimated_wait = gauge(
             "gateway_estimated_wait_seconds",
             "Estimated wait of a new standard short request, by pool (-1 unknown)",
             ["pool"],
-            registry=registry,
         )
         # SLO-first admission: the objective, what was predicted, how wrong it was, and the
         # Retry-After advice given with each refusal.
-        self.ttft_objective = Gauge(
+        self.ttft_objective = gauge(
             "gateway_ttft_objective_seconds",
             "TTFT objective of a standard short request, by pool",
             ["pool"],
-            registry=registry,
         )
-        self.ttft_predicted = Histogram(
+        self.ttft_predicted = histogram(
             "gateway_ttft_predicted_seconds",
             "Predicted TTFT of admitted requests at admission, by pool",
             ["pool"],
             buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.ttft_prediction_error = Histogram(
+        self.ttft_prediction_error = histogram(
             "gateway_ttft_prediction_error_seconds",
             "|observed - predicted| backend TTFT, by pool and direction (over | under)",
             ["pool", "direction"],
             buckets=LATENCY_BUCKETS,
-            registry=registry,
         )
-        self.retry_after = Histogram(
+        self.retry_after = histogram(
             "gateway_retry_after_seconds",
             "Retry-After advised with refusals, by pool",
             ["pool"],
             buckets=(1, 2, 3, 5, 10, 20, 30, 60, 120),
-            registry=registry,
         )
-        self.ladder_step = Gauge(
+        self.ladder_step = gauge(
             "gateway_overload_step",
             "Active step of the overload ladder, by pool (0 normal)",
             ["pool"],
-            registry=registry,
         )
-        self.concurrency_limit = Gauge(
+        self.concurrency_limit = gauge(
             "gateway_concurrency_limit",
             "The pool's current concurrency limit (static or adaptive)",
             ["pool"],
-            registry=registry,
         )
-        self.cluster_mode = Gauge(
+        self.cluster_mode = gauge(
             "gateway_cluster_mode",
             "Cluster admission per pool: 1 the cluster limit through Redis, 0 local fallback",
             ["pool"],
-            registry=registry,
         )
-        self.cluster_leases = Gauge(
+        self.cluster_leases = gauge(
             "gateway_cluster_leases",
             "Leases in flight across the cluster, by pool, as last read from Redis",
             ["pool"],
-            registry=registry,
         )
-        self.cluster_held = Gauge(
+        self.cluster_held = gauge(
             "gateway_cluster_held_leases",
             "Leases this replica holds, by pool",
             ["pool"],
-            registry=registry,
         )
-        self.cluster_replicas = Gauge(
+        self.cluster_replicas = gauge(
             "gateway_cluster_replicas",
             "Live gateway replicas serving the pool, as last read from Redis",
             ["pool"],
-            registry=registry,
         )
-        self.redis_errors = Counter(
+        self.redis_errors = counter(
             "gateway_redis_errors",
             "Redis calls of cluster admission that failed or timed out, by operation",
             ["op"],
-            registry=registry,
         )
-        self.rewrite_fragments = Counter(
+        self.rewrite_fragments = counter(
             "gateway_rewrite_fragments",
             "Volatile fragments moved out of shared prompt prefixes, by kind",
             ["kind"],
-            registry=registry,
         )
-        self.compressions = Counter(
+        self.compressions = counter(
             "gateway_compressions",
             "Conversations compressed to fit a pool's token budget, by pool and method "
             "(truncated | summary | partial_summary)",
             ["pool", "method"],
-            registry=registry,
         )
-        self.compression_saved_tokens = Counter(
+        self.compression_saved_tokens = counter(
             "gateway_compression_saved_tokens",
             "Prompt tokens removed by compression, by pool",
             ["pool"],
-            registry=registry,
         )
-        self.compression_summaries = Counter(
+        self.compression_summaries = counter(
             "gateway_compression_summaries",
             "Background summaries of dropped turns, by result (stored | check_failed | error | "
             "timeout | skipped_busy | skipped_too_long)",
             ["result"],
-            registry=registry,
         )
-        self.compression_summary_check_failures = Counter(
+        self.compression_summary_check_failures = counter(
             "gateway_compression_summary_check_failures",
             "Summaries refused because they lost a number, date, identifier or name",
-            registry=registry,
         )
-        self.prefix_breaks = Counter(
+        self.prefix_breaks = counter(
             "gateway_prefix_break",
             "Session prompts that stopped sharing the previous prompt's prefix, by cause",
             ["cause"],
-            registry=registry,
         )
-        self.prefix_break_offset = Histogram(
+        self.prefix_break_offset = histogram(
             "gateway_prefix_break_offset_tokens",
             "Where (in tokens) a session's prompt diverged from the previous one",
             buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
-            registry=registry,
         )
-        self.prefix_match = Histogram(
+        self.prefix_match = histogram(
             "gateway_route_prefix_match_ratio",
             "Share of the prompt's prefix blocks the chosen replica is believed to hold",
             ["pool"],
             buckets=(0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0),
-            registry=registry,
         )
         # The backends' own figures, re-exported per backend (read at scrape time).
         self.backend_waiting = _backend_gauge(
@@ -299,64 +305,54 @@ class GatewayMetrics:
         self.backend_inflight = _backend_gauge(
             registry, "gateway_backend_inflight", "Requests the gateway has in flight there"
         )
-        self.cache_lookups = Counter(
+        self.cache_lookups = counter(
             "gateway_cache_lookups",
             "Response cache lookups, by result (miss | exact | semantic | bypass)",
             ["result"],
-            registry=registry,
         )
-        self.cache_guard_refusals = Counter(
+        self.cache_guard_refusals = counter(
             "gateway_cache_guard_refusals",
             "Semantic matches above the threshold refused by the guard, by reason",
             ["reason"],
-            registry=registry,
         )
-        self.cache_lookup_seconds = Histogram(
+        self.cache_lookup_seconds = histogram(
             "gateway_cache_lookup_seconds",
             "Time of a cache lookup, embedding included",
             buckets=OVERHEAD_BUCKETS,
-            registry=registry,
         )
-        self.cache_store_errors = Counter(
+        self.cache_store_errors = counter(
             "gateway_cache_store_errors",
             "Cache store operations that failed (served as misses), by operation",
             ["op"],
-            registry=registry,
         )
-        self.cache_entries = Gauge(
+        self.cache_entries = gauge(
             "gateway_cache_entries",
             "Entries in the local semantic index",
-            registry=registry,
         )
-        self.embedding_batch_seconds = Histogram(
+        self.embedding_batch_seconds = histogram(
             "gateway_embedding_batch_seconds",
             "Time to embed one micro-batch",
             buckets=(*OVERHEAD_BUCKETS, 0.25, 0.5, 1.0),
-            registry=registry,
         )
-        self.embedding_batch_size = Histogram(
+        self.embedding_batch_size = histogram(
             "gateway_embedding_batch_size",
             "Texts per embedding micro-batch",
             buckets=(1, 2, 4, 8, 16, 32, 64, 128),
-            registry=registry,
         )
-        self.backend_healthy = Gauge(
+        self.backend_healthy = gauge(
             "gateway_backend_healthy",
             "1 when the backend passes health checks, 0 when ejected",
             ["backend", "pool"],
-            registry=registry,
         )
-        self.policy_reloads = Counter(
+        self.policy_reloads = counter(
             "gateway_policy_reloads",
             "Policy reload attempts, by result (success | failure)",
             ["result"],
-            registry=registry,
         )
-        self.policy_info = Gauge(
+        self.policy_info = gauge(
             "gateway_policy_info",
             "The active policy: 1 for its digest",
             ["digest"],
-            registry=registry,
         )
 
 

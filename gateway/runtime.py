@@ -20,7 +20,7 @@ from gateway.cache.holder import CacheHolder
 from gateway.dashboard.window import Window
 from gateway.metrics import GatewayMetrics
 from gateway.path.dispatch import Dispatcher
-from gateway.path.internal import InternalCompletion
+from gateway.path.internal import INTERNAL_MODEL, InternalCompletion
 from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
 from gateway.policy.compile import CompiledPolicy
@@ -133,6 +133,7 @@ class Gateway:
         self.scheduler.reconcile(policy)
         self.report.access.enabled = policy.source.server.access_log
         self.report.configure(policy.source.tracing)
+        self.report.redactor = policy.redactor
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
         self.caches.reconcile(policy.source.cache, policy.source.classify.knn)
@@ -143,6 +144,12 @@ class Gateway:
                 self.dispatcher.budget = self.budget
         self.metrics.policy_info.clear()
         self.metrics.policy_info.labels(policy.digest[:12]).set(1)
+        self.metrics.bounds.use(
+            models=[*policy.models, INTERNAL_MODEL],  # the gateway's own summary calls
+            tenants=policy.source.auth.tenants,
+            pools=policy.pools,
+            backends=(b.name for b in policy.backends),
+        )
         for state in self.backends.all():
             self.on_health_change(state)
         self._watch_backends()

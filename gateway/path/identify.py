@@ -14,6 +14,7 @@ from gateway.path.context import RequestContext
 from gateway.policy.compile import CompiledPolicy
 from gateway.request import ParsedRequest
 from gateway.security.input_limits import apply_input_limits
+from gateway.security.priority import effective_priority
 from gateway.security.rate_limits import TenantRateLimits
 from gateway.security.tenants import Caller, authenticate, authorize_model
 
@@ -67,7 +68,9 @@ async def screen(
         await limits.charge(policy.source.auth, caller.name, caller.tenant.rate_limit, tokens)
     if policy.source.log_prompts:
         # Off by default: prompts may hold personal data. Only an explicit policy flag logs them.
-        log.info("prompt of %s: %r", caller.name if caller else "-", request.body)
+        who = caller.name if caller else "-"
+        # Key-shaped text redacted; the first 64k characters (the scan stays a few ms).
+        log.info("prompt of %s: %s", who, policy.redactor.clipped(repr(request.body), 65_536))
     return request
 
 
@@ -101,7 +104,7 @@ def request_tokens(request: ParsedRequest) -> float:
 
 
 def priority_for(caller: Caller | None, headers: Mapping[str, str]) -> Priority:
-    """``x-gateway-priority`` when sent, else the tenant's default priority."""
-    if caller is not None and "x-gateway-priority" not in headers:
-        return _PRIORITIES[caller.tenant.priority]
-    return priority_of(headers)
+    """The tenant's priority is a ceiling ``x-gateway-priority`` may lower, never raise."""
+    requested = priority_of(headers) if "x-gateway-priority" in headers else None
+    ceiling = _PRIORITIES[caller.tenant.priority] if caller is not None else None
+    return effective_priority(requested, ceiling)

@@ -106,7 +106,11 @@ class Proxy:
         finally:
             response.close()
         return upstream_errors.from_status(
-            response.status, body, response.header("retry-after"), lease.backend.name
+            response.status,
+            body,
+            response.header("retry-after"),
+            lease.backend.name,
+            lease.ctx.policy.redactor,
         )
 
     async def _whole(
@@ -120,7 +124,7 @@ class Proxy:
         try:
             async with asyncio.timeout(self._remaining(lease, lease.plan.pool.timeouts)):
                 raw = await response.read()
-            data = _json_object(raw)
+            data = _json_object(lease.ctx.policy.redactor.content(raw))
             if data is None:
                 raise upstream_errors.invalid_response(lease.backend.name, "body is not JSON")
             data["model"] = lease.ctx.request.model
@@ -151,7 +155,7 @@ class Proxy:
         capture: AnswerCapture | None,
     ) -> AsyncGenerator[bytes, None]:
         outcome = Outcome(200)
-        relay = _EventRelay(lease.ctx.request.model, lease.backend.name, capture)
+        relay = _EventRelay(lease, capture)
         chunks = response.chunks()
         error: GatewayError | None = None
         try:
@@ -220,9 +224,10 @@ class _EventRelay:
     and the results are joined, so events that arrive together leave together.
     """
 
-    def __init__(self, public_model: str, backend: str, capture: AnswerCapture | None) -> None:
-        self._public = public_model
-        self._backend = backend
+    def __init__(self, lease: Lease, capture: AnswerCapture | None) -> None:
+        self._public = lease.ctx.request.model
+        self._backend = lease.backend.name
+        self._redactor = lease.ctx.policy.redactor
         self._capture = capture
         self._lines = sse.LineSplitter()
         self.done = False
@@ -248,9 +253,13 @@ class _EventRelay:
             if payload == b"[DONE]":
                 self.done = True
                 break
-            data = _json_object(payload)
+            data = _json_object(self._redactor.content(payload))
             if data is None:
                 self._fail("an event is not JSON")
+                break
+            if upstream_errors.is_error_event(data):  # rebuilt, never relayed as sent
+                self.done = True
+                self.error = upstream_errors.from_event(data, self._backend, self._redactor)
                 break
             if "model" in data:
                 data["model"] = self._public

@@ -11,6 +11,7 @@ from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import RequestContext
 from gateway.policy.schema import Tracing
+from gateway.security.redact import Redactor
 from gateway.tracing.marks import intervals
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ class Reporter:
         self._clock = clock
         self._metrics = metrics
         self.tracer: RequestTracer | None = None
+        self.redactor = Redactor()  # the active policy's (set on each policy swap)
 
     def configure(self, settings: Tracing) -> None:
         """Start, restart or stop tracing to match the policy (called on each policy swap)."""
@@ -47,6 +49,7 @@ class Reporter:
         end: float,
         stage_ends: Sequence[tuple[str, float]],
     ) -> None:
+        fields = self.redactor.fields(fields, _OUTSIDE_TEXT)
         self.access.write(fields)
         if self._metrics is not None and fields.get("tenant") is not None:
             _count_tenant(self._metrics, fields)
@@ -81,6 +84,10 @@ class Reporter:
         if self.tracer is not None:
             self.tracer.shutdown()
             self.tracer = None
+
+
+# Fields holding what a client or backend wrote (a model name, a backend's error code).
+_OUTSIDE_TEXT = ("model", "error")
 
 
 def _count_tenant(metrics: GatewayMetrics, fields: dict[str, Any]) -> None:

@@ -21,8 +21,15 @@ from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.origins import backend_origins
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
-from gateway.rewrite import ExtraPattern, NotePlacement, RewriteConfig, RewriteConfigError
+from gateway.rewrite import (
+    ExtraPattern,
+    NotePlacement,
+    RewriteConfig,
+    RewriteConfigError,
+    Transform,
+)
 from gateway.security.keys import KeyRing
+from gateway.security.redact import Redactor, url_passwords
 from gateway.security.secrets import UpstreamSecret, secret_from_env
 from gateway.security.tenants import auth_problems, build_admin_keys, build_tenant_keys
 from gateway.upstream.origin import Origin
@@ -82,6 +89,8 @@ class CompiledPolicy:
     checks_context: bool  # some pool has max_context, so every request is classified
     keys: KeyRing = field(default_factory=KeyRing.empty)  # gateway API keys -> tenant names
     admin_keys: KeyRing = field(default_factory=KeyRing.empty)
+    # Its secret values (upstream keys, URL passwords), kept out of answers, errors and logs.
+    redactor: Redactor = field(default_factory=Redactor)
 
     @property
     def backends(self) -> tuple[BackendSpec, ...]:
@@ -120,6 +129,9 @@ def compile_policy(
         checks_context=any(p.max_context is not None for p in policy.pools.values()),
         keys=build_tenant_keys(policy),
         admin_keys=build_admin_keys(policy),
+        redactor=Redactor(
+            [s.reveal() for s in secrets.values()] + url_passwords(policy.model_dump(mode="json"))
+        ),
     )
 
 
@@ -153,7 +165,7 @@ def _rewrite_config(policy: Policy, problems: list[FieldProblem]) -> RewriteConf
                 ExtraPattern(p.name, p.regex, p.cause) for p in settings.extra_patterns
             ),
             note_placement=NotePlacement(settings.note_placement),
-            sort_tools=settings.sort_tools,
+            transforms=frozenset(Transform(name) for name in settings.transforms),
         )
     except RewriteConfigError as exc:
         problems.append(FieldProblem("rewrite", str(exc)))

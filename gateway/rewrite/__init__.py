@@ -5,7 +5,7 @@ Public API:
 - ``canonicalize(body, config) -> RewriteResult`` (``.body``, ``.record``): the canonical
   request body and a ``RewriteRecord`` of what changed; pure, never modifies ``body``.
 - ``RewriteConfig`` (frozen; ``RewriteConfigError`` on bad settings), ``ExtraPattern``,
-  ``NotePlacement``.
+  ``NotePlacement``, ``Transform`` (the opt-in rewrites outside the system prompt).
 - ``serialize(body) -> SerializedPrompt``: the comparison text of a prompt.
 - ``PrefixExplainer(matcher, count_tokens).explain(previous, current) -> PrefixBreak | None``.
 - ``MemoryPrefixStore(explainer, clock=...)``, a ``PrefixTracker``:
@@ -13,7 +13,13 @@ Public API:
 """
 
 from gateway.rewrite.canonical import DEFAULT_CONFIG, RewriteResult, canonicalize
-from gateway.rewrite.config import ExtraPattern, NotePlacement, RewriteConfig, RewriteConfigError
+from gateway.rewrite.config import (
+    ExtraPattern,
+    NotePlacement,
+    RewriteConfig,
+    RewriteConfigError,
+    Transform,
+)
 from gateway.rewrite.explain import (
     BreakCause,
     PrefixBreak,
@@ -41,6 +47,7 @@ __all__ = [
     "RewriteResult",
     "SerializedPrompt",
     "TokenCounter",
+    "Transform",
     "canonicalize",
     "estimate_tokens",
     "serialize",

@@ -4,17 +4,23 @@ Algorithm, for chat bodies (``messages``, optional ``tools``):
 
 1. optionally (``hoist_system``) move every system/developer message to the front, keeping
    their order; off by default, since a system message in mid-conversation is an event;
-2. normalise whitespace (``whitespace.normalize``) in the text of messages whose role is in
-   ``whitespace_roles``; text parts of list content are handled one by one, other parts are
-   left as they are;
+2. normalise whitespace (``whitespace.normalize``) in the text of system/developer messages,
+   and of user, assistant and tool messages only when the policy names the transform
+   (``Transform``); text parts of list content are handled one by one, other parts are left
+   as they are;
 3. in the leading system/developer messages, replace each volatile fragment
    (``volatile.VolatileMatcher``; none inside fenced code) with a placeholder ``[label]`` and
-   collect it, in order, into one note placed per ``note_placement`` (``note.py``), so the
-   system text before it is byte-identical across requests that differ only in those values;
-4. sort ``tools`` by name with sorted object keys (``tools.py``).
+   collect it, in order, into one note placed per ``note_placement`` (``note.py``) that
+   pairs each placeholder with the text it stands for, verbatim; so the system text before
+   it is byte-identical across requests that differ only in those values;
+4. only with the ``tool_order`` / ``tool_schema_key_order`` transforms: sort ``tools`` by
+   name / the object keys inside them (``tools.py``).
 
-Completion bodies (``prompt``) only get whitespace normalisation, with the end of each
-prompt left as sent: fragments cannot move out of a text the model continues.
+By default nothing outside the system prompt changes: every other message, the tools and
+completions prompts are forwarded byte for byte (the note of ``last_user_suffix`` is the one
+addition to a user turn, after the user's unchanged text). Completion bodies (``prompt``)
+only get whitespace normalisation, with ``completions_whitespace``, the end of each prompt
+left as sent: fragments cannot move out of a text the model continues.
 
 Fixed point: a body that already holds a note (in the leading system messages or at the end
 of the last user message) gets no extraction, so rewriting twice changes nothing more. The
@@ -31,12 +37,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.rewrite import note
-from gateway.rewrite.config import NotePlacement, RewriteConfig
+from gateway.rewrite.config import SYSTEM_ROLES, NotePlacement, RewriteConfig, Transform
 from gateway.rewrite.record import MovedFragment, RewriteRecord
 from gateway.rewrite.tools import canonical_tools
 from gateway.rewrite.whitespace import code_spans, normalize
 
-SYSTEM_ROLES = frozenset({"system", "developer"})
 DEFAULT_CONFIG = RewriteConfig()
 
 
@@ -62,7 +67,7 @@ def canonicalize(body: Mapping[str, Any], config: RewriteConfig = DEFAULT_CONFIG
     messages = body.get("messages")
     if isinstance(messages, list):
         return _chat(body, messages, config)
-    if "prompt" in body and config.completions_whitespace:
+    if "prompt" in body and config.allows(Transform.COMPLETIONS_WHITESPACE):
         return _completion(body)
     return RewriteResult(dict(body), RewriteRecord())
 
@@ -79,8 +84,10 @@ def _chat(body: Mapping[str, Any], messages: list[Any], config: RewriteConfig) -
     new_body["messages"] = out
     reordered = keys_sorted = False
     tools = body.get("tools")
-    if config.sort_tools and isinstance(tools, list):
-        canonical = canonical_tools(tools)
+    order = config.allows(Transform.TOOL_ORDER)
+    sort_keys = config.allows(Transform.TOOL_SCHEMA_KEY_ORDER)
+    if (order or sort_keys) and isinstance(tools, list):
+        canonical = canonical_tools(tools, order=order, sort_keys=sort_keys)
         new_body["tools"] = canonical.tools
         reordered, keys_sorted = canonical.reordered, canonical.keys_sorted
     record = RewriteRecord(

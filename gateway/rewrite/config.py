@@ -3,6 +3,10 @@
 ``RewriteConfig`` is immutable; building one compiles the volatile-fragment scanners (the
 enabled built-in kinds plus operator patterns), so a bad pattern is refused at policy load,
 never on the request path.
+
+By default only the system prompt (the system/developer messages) is canonicalised. What
+users, assistants and tools wrote, completions prompts and tool definitions are left as sent
+unless the policy opts into a named ``Transform``.
 """
 
 from __future__ import annotations
@@ -20,14 +24,41 @@ from gateway.rewrite.volatile import (
     build_matcher,
 )
 
-ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-DEFAULT_WHITESPACE_ROLES = frozenset({"system", "developer", "user", "assistant"})
+SYSTEM_ROLES = frozenset({"system", "developer"})
 _CAUSES: frozenset[str] = frozenset({"timestamp", "id", "other"})
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
 class RewriteConfigError(ValueError):
     """A rewrite setting is invalid; the message names the setting and the fix."""
+
+
+class Transform(StrEnum):
+    """A rewrite of something the client wrote outside the system prompt (opt-in, by name).
+
+    ``user_whitespace``, ``assistant_whitespace``, ``tool_whitespace``: whitespace
+    normalisation of user, assistant, tool/function messages (trailing spaces go, blank-line
+    runs shrink: a TSV's empty trailing fields and text in unfenced code change).
+    ``completions_whitespace``: the same on /v1/completions prompts (their end kept).
+    ``tool_order``: the ``tools`` list sorted by function name.
+    ``tool_schema_key_order``: every JSON object key inside the tools sorted (argument order
+    can matter to strict function calling).
+    """
+
+    USER_WHITESPACE = "user_whitespace"
+    ASSISTANT_WHITESPACE = "assistant_whitespace"
+    TOOL_WHITESPACE = "tool_whitespace"
+    COMPLETIONS_WHITESPACE = "completions_whitespace"
+    TOOL_ORDER = "tool_order"
+    TOOL_SCHEMA_KEY_ORDER = "tool_schema_key_order"
+
+
+# Whose messages each whitespace transform opens up.
+_ROLE_TRANSFORMS: dict[Transform, frozenset[str]] = {
+    Transform.USER_WHITESPACE: frozenset({"user"}),
+    Transform.ASSISTANT_WHITESPACE: frozenset({"assistant"}),
+    Transform.TOOL_WHITESPACE: frozenset({"tool", "function"}),
+}
 
 
 class NotePlacement(StrEnum):
@@ -42,7 +73,8 @@ class NotePlacement(StrEnum):
     but some templates (Mistral, Gemma) refuse a second system message.
     ``last_user_suffix``: at the end of the last user message; the whole history up to that
     message stays shared across the turns of a session, at the cost of the context reading
-    as part of the user's turn.
+    as part of the user's turn. The user's text before the note stays byte-identical, but the
+    message gains the note: choosing this placement is an opt-in to touching the user turn.
     """
 
     SYSTEM_SUFFIX = "system_suffix"
@@ -61,23 +93,28 @@ class ExtraPattern:
 
 @dataclass(frozen=True, slots=True)
 class RewriteConfig:
-    """What the canonicaliser may do. ``matcher`` is derived; do not pass it."""
+    """What the canonicaliser may do. ``matcher`` and ``whitespace_roles`` are derived."""
 
     kinds: frozenset[str] = BUILTIN_KINDS
     extra_patterns: tuple[ExtraPattern, ...] = ()
     note_placement: NotePlacement = NotePlacement.SYSTEM_SUFFIX
-    whitespace_roles: frozenset[str] = DEFAULT_WHITESPACE_ROLES
-    completions_whitespace: bool = True
-    sort_tools: bool = True
+    transforms: frozenset[Transform] = frozenset()
     hoist_system: bool = False
     matcher: VolatileMatcher = field(init=False, repr=False, compare=False)
+    # The roles whose text gets whitespace normalisation: the system prompt's, plus those
+    # the transforms open up.
+    whitespace_roles: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Accept any iterables and strings from callers, store the immutable forms.
         object.__setattr__(self, "kinds", _kinds(self.kinds))
         object.__setattr__(self, "extra_patterns", tuple(self.extra_patterns))
         object.__setattr__(self, "note_placement", _placement(self.note_placement))
-        object.__setattr__(self, "whitespace_roles", _roles(self.whitespace_roles))
+        object.__setattr__(self, "transforms", _transforms(self.transforms))
+        roles = set(SYSTEM_ROLES)
+        for transform in self.transforms:
+            roles |= _ROLE_TRANSFORMS.get(transform, frozenset())
+        object.__setattr__(self, "whitespace_roles", frozenset(roles))
         extras = tuple(_compile(p, self.kinds) for p in self.extra_patterns)
         _unique([p.name for p in extras])
         object.__setattr__(self, "matcher", build_matcher(self.kinds, extras))
@@ -86,6 +123,9 @@ class RewriteConfig:
     def extracts(self) -> bool:
         """Whether any fragment kind is enabled."""
         return bool(self.kinds or self.extra_patterns)
+
+    def allows(self, transform: Transform) -> bool:
+        return transform in self.transforms
 
 
 def _kinds(kinds: Iterable[str]) -> frozenset[str]:
@@ -107,16 +147,17 @@ def _placement(value: str) -> NotePlacement:
         raise RewriteConfigError(f"note_placement: {value!r} is not one of {known}") from None
 
 
-def _roles(roles: Iterable[str]) -> frozenset[str]:
-    if isinstance(roles, str):
-        raise RewriteConfigError("whitespace_roles: give a list of roles, not one string")
-    chosen = frozenset(roles)
-    unknown = sorted(chosen - ROLES)
+def _transforms(names: Iterable[str]) -> frozenset[Transform]:
+    if isinstance(names, str):
+        raise RewriteConfigError("transforms: give a list of transforms, not one string")
+    known = {t.value: t for t in Transform}
+    chosen = frozenset(names)
+    unknown = sorted(chosen - known.keys())
     if unknown:
         raise RewriteConfigError(
-            f"whitespace_roles: unknown {', '.join(unknown)}; roles: {', '.join(sorted(ROLES))}"
+            f"transforms: unknown {', '.join(unknown)}; transforms: {', '.join(sorted(known))}"
         )
-    return chosen
+    return frozenset(known[name] for name in chosen)
 
 
 def _compile(pattern: ExtraPattern, kinds: frozenset[str]) -> NamedPattern:

@@ -1,10 +1,13 @@
 """The note that carries moved fragments, and the placeholders that point to it.
 
 A fragment is replaced in place by ``[label]`` and listed in one note,
-``[Context: label = value; label = value]``, appended after a blank line. Labels are the
-kind for the first fragment of a kind and ``kind N`` for the N-th, so two requests with the
-same shape get byte-identical placeholders. (No ``#`` or ``_`` before the number: the id
-patterns would read ``request_id#2`` or ``request_id_2`` as an id and move it again.)
+``[Context: [label] = value; [label] = value]``, appended after a blank line: each entry
+repeats the placeholder exactly as it stands in the text, then the text it replaced,
+verbatim, so the model reads "quote ticket [uuid] exactly" with the ticket's id at hand.
+Labels are the kind for the first fragment of a kind and ``kind N`` for the N-th, so two
+requests with the same shape get byte-identical placeholders. (No ``#`` or ``_`` before the
+number: the id patterns would read ``request_id#2`` or ``request_id_2`` as an id and move it
+again.)
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ def placeholder(name: str) -> str:
 
 
 def format_note(items: Iterable[tuple[str, str]]) -> str:
-    return OPEN + "; ".join(f"{name} = {value}" for name, value in items) + "]"
+    return OPEN + "; ".join(f"{placeholder(name)} = {value}" for name, value in items) + "]"
 
 
 def is_note(text: str) -> bool:

@@ -5,10 +5,20 @@ the gateway is misconfigured (credentials, served model name) and become 502; 42
 keep their status and Retry-After; any other status is a 502. Refused connections and a
 backend's 429, 502 and 503 are retryable on another backend; nothing else is (a 500 or a
 timeout may be the request's own fault, and retrying it would double the load).
+
+Nothing a backend says reaches the client unfiltered: every error body is rebuilt from
+known-safe fields. The status, the backend's name and the gateway's own words always; the
+backend's message only for the client's faults (400/413/422, where the client needs it to
+fix its request), after ``Redactor.text`` (secret values, their tails, key-shaped tokens)
+with control characters flattened; its ``param`` and ``code`` only when they are short
+identifiers that redaction leaves alone. An error event inside a stream (``from_event``)
+goes through the same rules.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -21,37 +31,72 @@ from gateway.errors import (
     ServiceUnavailable,
     UpstreamClientError,
 )
+from gateway.security.redact import Redactor
 from gateway.upstream import ConnectFailed
 
 _MAX_ERROR_TEXT = 500
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_.\[\]-]{1,64}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+# What the gateway says instead of the backend, by status.
+_OWN_WORDS = {
+    401: "refused the gateway's credentials; check the backend's api_key_env",
+    403: "refused the gateway's credentials; check the backend's api_key_env",
+    404: "does not know the request's route or served model; check the backend's model",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """The safe part of what a backend said about an error."""
+
+    message: str
+    param: str | None
+    code: str | None
 
 
 def from_status(
-    status: int, body: bytes, retry_after_header: str | None, backend: str
+    status: int, body: bytes, retry_after_header: str | None, backend: str, redactor: Redactor
 ) -> GatewayError:
-    message, param, code = _describe(body)
+    said = _describe(body, redactor)
     retry_after = _retry_after(retry_after_header)
     if status in (400, 413, 422):
         return UpstreamClientError(
-            400 if status == 422 else status, message, param=param, code=code
+            400 if status == 422 else status, said.message, param=said.param, code=said.code
         )
     if status == 429:
         return RateLimited(
-            f"Backend '{backend}' is rate limiting: {message}",
+            f"Backend '{backend}' is rate limiting.",
             retry_after_s=retry_after or 1,
             retryable=True,
         )
     if status == 503:
         return ServiceUnavailable(
-            f"Backend '{backend}' is unavailable: {message}",
+            f"Backend '{backend}' is unavailable.",
             retry_after_s=retry_after or 1,
             retryable=True,
         )
+    words = _OWN_WORDS.get(status)
     return BadGateway(
-        f"Backend '{backend}' answered HTTP {status}: {message}",
+        f"Backend '{backend}' answered HTTP {status}" + (f": it {words}." if words else "."),
         code="upstream_status",
         retryable=status == 502,
     )
+
+
+def is_error_event(event: dict[str, Any]) -> bool:
+    """Whether a stream event is a backend's error report rather than a chunk."""
+    if event.get("object") == "error":
+        return True
+    return event.get("error") is not None and "choices" not in event
+
+
+def from_event(event: dict[str, Any], backend: str, redactor: Redactor) -> GatewayError:
+    """The gateway's error for an error event inside a stream (vLLM: ``{"error": {...,
+    "code": 400}}``, TGI: ``{"error": "...", "error_type": ...}``)."""
+    error = event.get("error", event)
+    code = error.get("code") if isinstance(error, dict) else None
+    status = code if isinstance(code, int) and 400 <= code <= 599 else 500
+    return from_status(status, orjson.dumps(event), None, backend, redactor)
 
 
 def from_exception(exc: BaseException, backend: str) -> GatewayError:
@@ -72,22 +117,36 @@ def invalid_response(backend: str, detail: str) -> BadGateway:
     )
 
 
-def _describe(body: bytes) -> tuple[str, str | None, str | None]:
+def _describe(body: bytes, redactor: Redactor) -> _Said:
     try:
         data: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
-        text = body[:_MAX_ERROR_TEXT].decode("utf-8", "replace").strip()
-        return (text or "no details"), None, None
+        return _Said(_message(body.decode("utf-8", "replace"), redactor), None, None)
     # OpenAI nests under "error"; vLLM's older servers put the fields at the top level.
     err = data.get("error", data) if isinstance(data, dict) else {}
     if isinstance(err, str):
-        return err[:_MAX_ERROR_TEXT], None, None
+        return _Said(_message(err, redactor), None, None)
     if not isinstance(err, dict):
-        return "no details", None, None
-    message = str(err.get("message") or err.get("detail") or "no details")[:_MAX_ERROR_TEXT]
-    param = err.get("param")
+        return _Said("no details", None, None)
+    message = _message(str(err.get("message") or err.get("detail") or ""), redactor)
     code = err.get("code")
-    return message, param if isinstance(param, str) else None, str(code) if code else None
+    return _Said(
+        message,
+        _identifier(err.get("param"), redactor),
+        _identifier(str(code) if isinstance(code, str | int) and code else None, redactor),
+    )
+
+
+def _message(text: str, redactor: Redactor) -> str:
+    clean = _CONTROL.sub(" ", redactor.clipped(text.strip(), _MAX_ERROR_TEXT)).strip()
+    return clean or "no details"
+
+
+def _identifier(value: Any, redactor: Redactor) -> str | None:
+    """``value`` when it is a short identifier that holds nothing to redact, else None."""
+    if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
+        return None
+    return value if redactor.text(value) == value else None
 
 
 def _retry_after(value: str | None) -> float | None:

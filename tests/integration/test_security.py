@@ -3,13 +3,16 @@ protection, slow clients. Real uvicorn servers on 127.0.0.1, the OpenAI SDK as t
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Iterator
 
 import httpx2 as httpx
 import openai
+import orjson
 import pytest
 
+from gateway.access_log import ACCESS_LOGGER
 from gateway.app import build_app
 from gateway.policy import load_policy_text
 from gateway.security.keys import hash_key
@@ -98,6 +101,34 @@ def test_upstream_gets_its_own_key_and_never_the_clients(secured: str, fake_log:
     assert "x-forwarded-host" not in seen
     assert seen["host"].startswith("127.0.0.1:")
     assert TENANT_A_KEY not in str(fake_log.headers)
+
+
+# (key, x-gateway-priority sent, priority in the access log): alpha's policy says critical,
+# bravo's says standard (the default).
+PRIORITIES = [
+    (TENANT_A_KEY, None, "critical"),
+    (TENANT_A_KEY, "sheddable", "sheddable"),
+    (TENANT_B_KEY, None, "standard"),
+    (TENANT_B_KEY, "critical", "standard"),
+    (TENANT_B_KEY, "sheddable", "sheddable"),
+]
+
+
+def test_a_tenant_priority_is_a_ceiling_and_the_access_log_shows_the_effective_one(
+    secured: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
+    with httpx.Client(base_url=secured) as http:
+        for key, asked, _ in PRIORITIES:
+            headers = {"authorization": f"Bearer {key}"}
+            if asked is not None:
+                headers["x-gateway-priority"] = asked
+            answer = http.post(
+                "/v1/chat/completions", json={"model": "fast", "messages": HELLO}, headers=headers
+            )
+            assert answer.status_code == 200
+    lines = [orjson.loads(r.getMessage()) for r in caplog.records if r.name == ACCESS_LOGGER]
+    assert [line["priority"] for line in lines] == [effective for _, _, effective in PRIORITIES]
 
 
 def test_admin_policy_shows_the_variable_name_not_the_secret(secured: str) -> None:

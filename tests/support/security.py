@@ -15,8 +15,20 @@ UPSTREAM_SECRET = "sk-upstream-secret-7e6d5c4b3a291807f6e5d4c3b2a19080"
 UPSTREAM_ENV = "LG_TEST_UPSTREAM_KEY"
 PROMPT_CANARY = "canary-prompt-text-5c1f0e9d8b7a"
 WRONG_KEY = "gw-wrong-key-canary-1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e"
+# Sent to a backend that quotes it back; its tail (letters no id or time holds) is a canary too.
+QUOTED_KEY = "cfg-quoted-key-5f4e3d2QZXW"  # shaped like no known key: found as a value
+QUOTED_TAIL = QUOTED_KEY[-4:]
 
-CANARIES = (TENANT_A_KEY, TENANT_B_KEY, ADMIN_KEY, UPSTREAM_SECRET, PROMPT_CANARY, WRONG_KEY)
+CANARIES = (
+    TENANT_A_KEY,
+    TENANT_B_KEY,
+    ADMIN_KEY,
+    UPSTREAM_SECRET,
+    PROMPT_CANARY,
+    WRONG_KEY,
+    QUOTED_KEY,
+    QUOTED_TAIL,
+)
 
 
 def tenants_yaml(*, alpha_extra: str = "", bravo_models: str = "[fast]") -> str:

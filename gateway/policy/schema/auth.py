@@ -26,7 +26,10 @@ class Tenant(_Strict):
 
     keys: list[KeyHash] = Field(min_length=1)
     models: list[Name] | None = Field(default=None, description="Public models (default: all)")
-    priority: PriorityName = Field(default="standard", description="When no x-gateway-priority")
+    priority: PriorityName = Field(
+        default="standard",
+        description="The highest priority its requests get; x-gateway-priority may only lower it",
+    )
     rate_limit: RateLimit = RateLimit()
 
 

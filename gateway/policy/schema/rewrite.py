@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gateway.policy.schema._base import Name, PositiveSeconds, _Strict
 
 VolatileKind = Literal["timestamp", "epoch", "uuid", "request_id"]
 _ALL_VOLATILE: tuple[VolatileKind, ...] = ("timestamp", "epoch", "uuid", "request_id")
+# Rewrites of what the client wrote outside the system prompt; each only when named.
+TransformName = Literal[
+    "user_whitespace",
+    "assistant_whitespace",
+    "tool_whitespace",
+    "completions_whitespace",
+    "tool_order",
+    "tool_schema_key_order",
+]
 
 
 class PrefixTracking(_Strict):
@@ -30,11 +39,27 @@ class RewritePattern(_Strict):
 
 
 class Rewrite(_Strict):
-    """Prompt canonicalisation so backends' prefix caches hit (x-gateway-rewrite: off skips)."""
+    """Prompt canonicalisation so backends' prefix caches hit (x-gateway-rewrite: off skips).
+
+    Only the system prompt is canonicalised unless ``transforms`` names more."""
 
     enabled: bool = True
     kinds: list[VolatileKind] = Field(default_factory=lambda: list(_ALL_VOLATILE))
     extra_patterns: list[RewritePattern] = Field(default_factory=list)
     note_placement: Literal["system_suffix", "system_message", "last_user_suffix"] = "system_suffix"
-    sort_tools: bool = True
+    transforms: list[TransformName] = Field(
+        default_factory=list,
+        description="Opt-in rewrites of user/assistant/tool text, completions prompts, tools",
+    )
     prefix_tracking: PrefixTracking = PrefixTracking()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sort_tools_moved(cls, data: Any) -> Any:
+        # A policy written for the old default names the setting that replaced it.
+        if isinstance(data, dict) and "sort_tools" in data:
+            raise ValueError(
+                "sort_tools was replaced by transforms: list tool_order and/or "
+                "tool_schema_key_order under rewrite.transforms"
+            )
+        return data

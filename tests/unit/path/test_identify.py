@@ -41,13 +41,15 @@ async def test_prompts_are_logged_only_when_the_policy_says_so(
     assert OPT_IN_PROMPT in await _screen(True, caplog)
 
 
-def test_default_priority_comes_from_the_tenant_unless_the_header_says() -> None:
+def test_the_tenant_priority_is_a_ceiling_the_header_may_only_lower() -> None:
     policy = load_policy_text(POLICY + tenants_yaml())
     alpha = identify(policy, {"authorization": f"Bearer {TENANT_A_KEY}"})
     bravo = identify(policy, {"authorization": f"Bearer {TENANT_B_KEY}"})
     assert priority_for(alpha, {}) is Priority.CRITICAL
     assert priority_for(alpha, {"x-gateway-priority": "sheddable"}) is Priority.SHEDDABLE
     assert priority_for(bravo, {}) is Priority.STANDARD
+    assert priority_for(bravo, {"x-gateway-priority": "critical"}) is Priority.STANDARD
+    assert priority_for(None, {"x-gateway-priority": "critical"}) is Priority.CRITICAL
     assert priority_for(None, {}) is Priority.STANDARD
 
 

@@ -295,6 +295,14 @@ models: {fast: {pool: small}}
         MINIMAL_POLICY + "models: {other: {pool: small}}\n",
         [("", "duplicate key 'models'")],
     ),
+    "rewrite.sort_tools names its replacement": (
+        MINIMAL_POLICY + "rewrite: {sort_tools: true}\n",
+        [("rewrite", "sort_tools was replaced by transforms")],
+    ),
+    "unknown rewrite transform": (
+        MINIMAL_POLICY + "rewrite: {transforms: [user_whitespace, sort_everything]}\n",
+        [("rewrite.transforms[1]", "tool_schema_key_order")],
+    ),
     "YAML list": ("- a\n- b\n", [("", "must be a YAML mapping")]),
     "YAML scalar": ("just text\n", [("", "must be a YAML mapping")]),
     "empty file": ("", [("", "must be a YAML mapping")]),

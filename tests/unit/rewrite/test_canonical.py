@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gateway.rewrite import NotePlacement, RewriteConfig, canonicalize
+from gateway.rewrite import NotePlacement, RewriteConfig, Transform, canonicalize
 from gateway.rewrite.note import SEPARATOR
 from tests.unit.rewrite.helpers import chat, restore, tool
 
@@ -57,7 +57,7 @@ def test_note_placements() -> None:
         ("assistant", "b"),
         ("user", [{"type": "text", "text": "c"}]),
     )
-    note = "[Context: timestamp = 2026-11-21T14:03:07Z]"
+    note = "[Context: [timestamp] = 2026-11-21T14:03:07Z]"
     suffix = canonicalize(body).body["messages"]
     assert suffix[1] == {"role": "developer", "content": "Now: [timestamp]\n\n" + note}
     separate = canonicalize(body, RewriteConfig(note_placement="system_message")).body  # type: ignore[arg-type]
@@ -75,7 +75,7 @@ def test_last_user_placement_without_a_user_falls_back() -> None:
     body = chat(("system", "Now: 2026-11-21"), ("assistant", "hello"))
     result = canonicalize(body, RewriteConfig(note_placement="last_user_suffix"))  # type: ignore[arg-type]
     assert result.record.note_placement is NotePlacement.SYSTEM_SUFFIX
-    assert result.body["messages"][0]["content"].endswith("[Context: timestamp = 2026-11-21]")
+    assert result.body["messages"][0]["content"].endswith("[Context: [timestamp] = 2026-11-21]")
 
 
 def test_only_the_leading_system_messages_lose_fragments() -> None:
@@ -87,7 +87,7 @@ def test_only_the_leading_system_messages_lose_fragments() -> None:
     result = canonicalize(body)
     messages = result.body["messages"]
     assert messages[0]["content"] == (
-        "Today [timestamp].\n```\nexample 2020-01-01\n```\n\n[Context: timestamp = 2026-11-21]"
+        "Today [timestamp].\n```\nexample 2020-01-01\n```\n\n[Context: [timestamp] = 2026-11-21]"
     )
     assert messages[1:] == body["messages"][1:]
     assert [(f.kind, f.message) for f in result.record.fragments] == [("timestamp", 0)]
@@ -98,8 +98,8 @@ def test_repeated_kinds_are_numbered() -> None:
     result = canonicalize(body)
     assert result.body["messages"][0]["content"] == (
         "from [timestamp] to [timestamp 2], [request_id] and [request_id 2]\n\n"
-        "[Context: timestamp = 2026-11-21; timestamp 2 = 2026-11-22; "
-        "request_id = req_1ab; request_id 2 = req_2cd]"
+        "[Context: [timestamp] = 2026-11-21; [timestamp 2] = 2026-11-22; "
+        "[request_id] = req_1ab; [request_id 2] = req_2cd]"
     )
 
 
@@ -114,33 +114,84 @@ def test_list_content_parts() -> None:
     assert system["content"] == [
         {"type": "text", "text": "Now [timestamp]"},
         image,
-        {"type": "text", "text": "[Context: timestamp = 2026-11-21]"},
+        {"type": "text", "text": "[Context: [timestamp] = 2026-11-21]"},
     ]
-    assert user["content"] == [{"type": "text", "text": "look\n"}, image, {"type": "input_audio"}]
+    assert user is body["messages"][1]  # what the user sent goes as sent
     assert system["content"][1] is image
+    opted = canonicalize(body, RewriteConfig(transforms=frozenset({Transform.USER_WHITESPACE})))
+    user = opted.body["messages"][1]
+    assert user["content"] == [{"type": "text", "text": "look\n"}, image, {"type": "input_audio"}]
 
 
-def test_whitespace_roles_and_unchanged_messages_shared() -> None:
-    body = chat(("user", "a  "), ("tool", "b  "), ("assistant", None))
-    body["messages"][2]["tool_calls"] = [{"id": "call_1"}]
-    result = canonicalize(body)
-    assert [m["content"] for m in result.body["messages"]] == ["a", "b  ", None]
-    assert result.body["messages"][1] is body["messages"][1]
-    assert result.record.whitespace_changes == 1
-    assert canonicalize(body, RewriteConfig(whitespace_roles=frozenset())).body == body
+# id -> (transforms, contents after the rewrite)
+WHITESPACE: dict[str, tuple[frozenset[Transform], list[str]]] = {
+    "default: the system prompt only": (frozenset(), ["s", "u  ", "a  ", "t  ", "f  "]),
+    "user": (frozenset({Transform.USER_WHITESPACE}), ["s", "u", "a  ", "t  ", "f  "]),
+    "assistant": (frozenset({Transform.ASSISTANT_WHITESPACE}), ["s", "u  ", "a", "t  ", "f  "]),
+    "tool": (frozenset({Transform.TOOL_WHITESPACE}), ["s", "u  ", "a  ", "t", "f"]),
+    "all": (
+        frozenset({Transform.USER_WHITESPACE, Transform.ASSISTANT_WHITESPACE}),
+        ["s", "u", "a", "t  ", "f  "],
+    ),
+}
 
 
-def test_tools_and_other_fields() -> None:
-    body = chat(("user", "hi"), tools=[tool("zeta"), tool("alpha")])
+@pytest.mark.parametrize(("transforms", "contents"), WHITESPACE.values(), ids=list(WHITESPACE))
+def test_whitespace_only_where_the_policy_opts_in(
+    transforms: frozenset[Transform], contents: list[str]
+) -> None:
+    body = chat(("system", "s  "), ("user", "u  "), ("assistant", "a  "), ("tool", "t  "))
+    body["messages"].append({"role": "function", "content": "f  ", "name": "x"})
+    result = canonicalize(body, RewriteConfig(transforms=transforms))
+    assert [m["content"] for m in result.body["messages"]] == contents
+    for before, after in zip(body["messages"], result.body["messages"], strict=True):
+        if before["content"] == after["content"]:
+            assert after is before  # unchanged messages are shared, not copied
+    assert result.record.whitespace_changes == sum(
+        a != b["content"] for a, b in zip(contents, body["messages"], strict=True)
+    )
+
+
+def test_messages_without_text_pass_through() -> None:
+    body = chat(("assistant", None), ("user", "hi"))
+    body["messages"][0]["tool_calls"] = [{"id": "call_1"}]
+    every = RewriteConfig(transforms=frozenset(Transform))
+    assert canonicalize(body, every).body == body
+
+
+# id -> (transforms, tool names after, property keys of "zeta" after)
+TOOLS: dict[str, tuple[frozenset[Transform], list[str], list[str]]] = {
+    "default: as sent": (frozenset(), ["zeta", "alpha"], ["z_last", "a_first"]),
+    "tool_order": (frozenset({Transform.TOOL_ORDER}), ["alpha", "zeta"], ["z_last", "a_first"]),
+    "tool_schema_key_order": (
+        frozenset({Transform.TOOL_SCHEMA_KEY_ORDER}),
+        ["zeta", "alpha"],
+        ["a_first", "z_last"],
+    ),
+    "both": (
+        frozenset({Transform.TOOL_ORDER, Transform.TOOL_SCHEMA_KEY_ORDER}),
+        ["alpha", "zeta"],
+        ["a_first", "z_last"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("transforms", "names", "keys"), TOOLS.values(), ids=list(TOOLS))
+def test_tools_only_where_the_policy_opts_in(
+    transforms: frozenset[Transform], names: list[str], keys: list[str]
+) -> None:
+    zeta = tool("zeta", z_last={"type": "string"}, a_first={"type": "integer"})
+    body = chat(("user", "hi"), tools=[zeta, tool("alpha")])
     body.update(temperature=0.2, stream=True, tool_choice={"type": "function"})
-    result = canonicalize(body)
-    assert [t["function"]["name"] for t in result.body["tools"]] == ["alpha", "zeta"]
+    result = canonicalize(body, RewriteConfig(transforms=transforms))
+    tools = result.body["tools"]
+    assert [t["function"]["name"] for t in tools] == names
+    assert list(tools[names.index("zeta")]["function"]["parameters"]["properties"]) == keys
     assert list(result.body) == list(body)
     assert result.body["tool_choice"] is body["tool_choice"]
-    assert result.record.tools_reordered
-    assert result.record.summary() == "tools=reordered"
-    unsorted = canonicalize(body, RewriteConfig(sort_tools=False)).body
-    assert unsorted["tools"] is body["tools"]
+    if not transforms:
+        assert tools is body["tools"]
+        assert result.record.summary() == "unchanged"
 
 
 def test_hoist_system() -> None:
@@ -163,11 +214,13 @@ COMPLETIONS: dict[str, tuple[Any, Any]] = {
 @pytest.mark.parametrize(("prompt", "expected"), COMPLETIONS.values(), ids=list(COMPLETIONS))
 def test_completions(prompt: Any, expected: Any) -> None:
     body = {"model": "m", "prompt": prompt, "max_tokens": 5}
-    result = canonicalize(body)
+    opted = RewriteConfig(transforms=frozenset({Transform.COMPLETIONS_WHITESPACE}))
+    result = canonicalize(body, opted)
     assert result.body == {"model": "m", "prompt": expected, "max_tokens": 5}
     assert result.record.fragments == ()
-    off = canonicalize(body, RewriteConfig(completions_whitespace=False))
-    assert off.body == body
+    default = canonicalize(body)
+    assert default.body == body
+    assert default.body["prompt"] is prompt
 
 
 def test_input_never_modified_and_record_summary() -> None:
@@ -177,13 +230,15 @@ def test_input_never_modified_and_record_summary() -> None:
         tools=[tool("b", q={"b": 1, "a": 2}), tool("a")],
     )
     before = copy.deepcopy(body)
-    result = canonicalize(body)
+    every = RewriteConfig(transforms=frozenset(Transform))
+    result = canonicalize(body, every)
     assert body == before
     assert result.body is not body
     assert result.body["messages"] is not body["messages"]
     assert result.record.changed
     assert result.record.kinds == ("timestamp", "request_id")
     assert result.record.summary() == "moved=timestamp,request_id;tools=reordered;whitespace=2"
+    assert canonicalize(body).record.summary() == "moved=timestamp,request_id;whitespace=1"
     assert restore(result.body, result.record)[0] == (
         "system",
         "Now 2026-11-21T14:03:07Z\n\nreq_9f9f9f",

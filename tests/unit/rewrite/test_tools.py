@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import orjson
+import pytest
 
 from gateway.rewrite.tools import canonical_tools, tool_name
 from tests.unit.rewrite.helpers import tool
@@ -17,7 +18,7 @@ def test_sorted_by_name_with_sorted_keys() -> None:
         {"function": {"name": "a"}, "type": "function"},
     ]
     before = copy.deepcopy(tools)
-    result = canonical_tools(tools)
+    result = canonical_tools(tools, order=True, sort_keys=True)
     assert result.reordered
     assert result.keys_sorted
     assert [tool_name(t) for t in result.tools] == ["a", "b"]
@@ -28,8 +29,8 @@ def test_sorted_by_name_with_sorted_keys() -> None:
 
 def test_ties_keep_their_order_and_canonical_input_is_returned_as_is() -> None:
     tools = [tool("a", x={"type": "string"}), tool("a"), tool("b")]
-    sorted_once = canonical_tools(tools).tools
-    again = canonical_tools(sorted_once)
+    sorted_once = canonical_tools(tools, order=True, sort_keys=True).tools
+    again = canonical_tools(sorted_once, order=True, sort_keys=True)
     assert again.tools is sorted_once
     assert not again.reordered
     assert not again.keys_sorted
@@ -41,15 +42,43 @@ def test_ties_keep_their_order_and_canonical_input_is_returned_as_is() -> None:
 
 def test_flat_and_nameless_tools() -> None:
     tools: list[Any] = [{"type": "web_search"}, {"name": "c", "type": "custom"}]
-    assert [tool_name(t) for t in canonical_tools(tools).tools] == ["", "c"]
+    result = canonical_tools(tools, order=True, sort_keys=True)
+    assert [tool_name(t) for t in result.tools] == ["", "c"]
 
 
 def test_malformed_lists_are_left_alone() -> None:
     not_objects: list[Any] = [tool("b"), "a"]
-    assert canonical_tools(not_objects).tools is not_objects
+    assert canonical_tools(not_objects, order=True, sort_keys=True).tools is not_objects
     unencodable: list[Any] = [{"function": {"name": "b"}, "x": {1: 2}}, tool("a")]
-    result = canonical_tools(unencodable)
+    result = canonical_tools(unencodable, order=True, sort_keys=True)
     assert [tool_name(t) for t in result.tools] == ["a", "b"]
     assert result.reordered
     assert not result.keys_sorted
-    assert canonical_tools([]).tools == []
+    assert canonical_tools([], order=True, sort_keys=True).tools == []
+
+
+# id -> (order, sort_keys, names after, keys of b's parameters after)
+SEPARATE: dict[str, tuple[bool, bool, list[str], list[str]]] = {
+    "order only": (True, False, ["a", "b"], ["z", "a"]),
+    "keys only": (False, True, ["b", "a"], ["a", "z"]),
+    "neither": (False, False, ["b", "a"], ["z", "a"]),
+}
+
+
+@pytest.mark.parametrize(
+    ("order", "sort_keys", "names", "keys"), SEPARATE.values(), ids=list(SEPARATE)
+)
+def test_order_and_keys_are_separate_choices(
+    order: bool, sort_keys: bool, names: list[str], keys: list[str]
+) -> None:
+    tools = [
+        {"function": {"name": "b", "parameters": {"z": 1, "a": 2}}},
+        {"function": {"name": "a"}},
+    ]
+    result = canonical_tools(tools, order=order, sort_keys=sort_keys)
+    assert [tool_name(t) for t in result.tools] == names
+    assert list(result.tools[names.index("b")]["function"]["parameters"]) == keys
+    assert result.reordered is order
+    assert result.keys_sorted is sort_keys
+    if not (order or sort_keys):
+        assert result.tools is tools

@@ -15,8 +15,19 @@ from gateway.errors import (
     ServiceUnavailable,
     UpstreamClientError,
 )
+from gateway.security.redact import Redactor
 from gateway.upstream import ConnectFailed, ProtocolFailed
-from gateway.upstream.errors import from_exception, from_status, invalid_response
+from gateway.upstream.errors import (
+    from_event,
+    from_exception,
+    from_status,
+    invalid_response,
+    is_error_event,
+)
+
+NO_SECRETS = Redactor()
+KEY = "sk-proj-Qm7vXz2LrT9wKp4NcB8jHs3GdF6yAe1U"  # what the gateway sends upstream
+SECRETS = Redactor([KEY])
 
 OPENAI_BODY = orjson.dumps(
     {
@@ -82,17 +93,17 @@ CASES: dict[str, Case] = {
         422, VLLM_BODY, UpstreamClientError, 400, "max_tokens must be at least 1", code="400"
     ),
     "401 is the gateway's misconfiguration": Case(
-        401, b'{"error": {"message": "bad key"}}', BadGateway, 502, "answered HTTP 401: bad key",
-        code="upstream_status",
+        401, b'{"error": {"message": "bad key"}}', BadGateway, 502,
+        "answered HTTP 401: it refused the gateway's credentials", code="upstream_status",
     ),
     "403": Case(403, b"forbidden", BadGateway, 502, "HTTP 403", code="upstream_status"),
     "404 unknown model": Case(
         404, OPENAI_BODY, BadGateway, 502, "Backend 'b1' answered HTTP 404", code="upstream_status"
     ),
-    "500": Case(500, b"Internal Server Error", BadGateway, 502, "HTTP 500: Internal Server Error",
+    "500": Case(500, b"Internal Server Error", BadGateway, 502, "Backend 'b1' answered HTTP 500.",
                 code="upstream_status"),
     "429 with Retry-After": Case(
-        429, b"slow down", RateLimited, 429, "Backend 'b1' is rate limiting: slow down",
+        429, b"slow down", RateLimited, 429, "Backend 'b1' is rate limiting.",
         headers=(("Retry-After", "7"),), retry_after="7",
     ),
     "429 fractional Retry-After rounds up": Case(
@@ -108,11 +119,11 @@ CASES: dict[str, Case] = {
     ),
     "503 with Retry-After": Case(
         503, b'{"error": {"message": "overloaded"}}', ServiceUnavailable, 503,
-        "Backend 'b1' is unavailable: overloaded", headers=(("Retry-After", "30"),),
+        "Backend 'b1' is unavailable.", headers=(("Retry-After", "30"),),
         retry_after="30",
     ),
     "503 without Retry-After defaults to 1": Case(
-        503, b"", ServiceUnavailable, 503, "unavailable: no details", retry_after="1"
+        503, b"", ServiceUnavailable, 503, "unavailable.", retry_after="1"
     ),
 }  # fmt: skip
 
@@ -120,7 +131,7 @@ CASES: dict[str, Case] = {
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_from_status(case: Case) -> None:
     retry_after = next((v for k, v in case.headers if k.lower() == "retry-after"), None)
-    err = from_status(case.status, case.body, retry_after, "b1")
+    err = from_status(case.status, case.body, retry_after, "b1", NO_SECRETS)
 
     assert type(err) is case.cls
     assert err.http_status() == case.http_status
@@ -131,17 +142,17 @@ def test_from_status(case: Case) -> None:
 
 
 def test_client_error_message_is_the_backends_message_exactly() -> None:
-    err = from_status(400, VLLM_BODY, None, "b1")
+    err = from_status(400, VLLM_BODY, None, "b1", NO_SECRETS)
     assert err.message == "max_tokens must be at least 1"
 
 
 def test_long_error_text_is_truncated() -> None:
-    err = from_status(400, b"x" * 10_000, None, "b1")
+    err = from_status(400, b"x" * 10_000, None, "b1", NO_SECRETS)
     assert err.message == "x" * 500
 
 
 def test_non_utf8_text_does_not_break() -> None:
-    err = from_status(400, b"\xff\xfe oops", None, "b1")
+    err = from_status(400, b"\xff\xfe oops", None, "b1", NO_SECRETS)
     assert "oops" in err.message
 
 
@@ -187,3 +198,89 @@ def test_invalid_response() -> None:
     assert err.http_status() == 502
     assert err.code == "upstream_invalid"
     assert err.message == "Backend 'b1' sent an invalid response: not JSON"
+
+
+def _quoting(message: str, **fields: object) -> bytes:
+    return orjson.dumps({"error": {"message": message, "type": "x", **fields}})
+
+
+# id -> a backend's error body that quotes the key it got
+QUOTES: dict[str, bytes] = {
+    "the key": _quoting(f"Incorrect API key provided: {KEY}."),
+    "OpenAI's masked form": _quoting(f"Incorrect API key provided: {KEY[:8]}{'*' * 24}{KEY[-4:]}."),
+    "dots": _quoting(f"Incorrect API key provided: {KEY[:6]}...{KEY[-4:]}"),
+    "its tail only": _quoting(f"The key ending in {KEY[-4:]} is not valid."),
+    "a bearer header": _quoting(f"Got header Authorization: Bearer {KEY}"),
+    "in param and code": _quoting("bad", param=KEY, code=KEY),
+    "plain text": f"unauthorized {KEY}".encode(),
+    "JSON-escaped": orjson.dumps({"detail": f'key "{KEY}"'}),
+}
+
+
+@pytest.mark.parametrize("body", QUOTES.values(), ids=list(QUOTES))
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504])
+def test_neither_the_key_nor_its_tail_reaches_the_client(body: bytes, status: int) -> None:
+    err = from_status(status, body, None, "b1", SECRETS)
+    shown = err.body_bytes().decode()
+    assert KEY not in shown
+    assert KEY[-4:] not in shown
+    assert KEY[:12] not in shown
+    if status not in (400, 413, 422):
+        assert "Incorrect" not in shown  # only the client's own faults carry the backend's words
+
+
+def test_key_shaped_text_is_redacted_without_the_key_configured() -> None:
+    body = _quoting("Bad credentials for hf_AbCdEfGhIjKlMnOpQrStUv and Bearer abc.def.ghi123")
+    message = from_status(400, body, None, "b1", NO_SECRETS).message
+    assert message == "Bad credentials for [redacted] and Bearer [redacted]"
+
+
+def test_control_characters_are_flattened() -> None:
+    err = from_status(400, _quoting("line one\r\nline two\x1b[31m"), None, "b1", NO_SECRETS)
+    assert err.message == "line one line two [31m"
+
+
+# id -> (event, is an error event)
+EVENTS: dict[str, tuple[dict[str, object], bool]] = {
+    "chunk": ({"choices": [{"delta": {"content": "error"}}]}, False),
+    "usage chunk": ({"choices": [], "usage": {"prompt_tokens": 1}}, False),
+    "null error field": ({"id": "c1", "error": None}, False),
+    "vLLM error": ({"error": {"message": "m", "code": 400}}, True),
+    "TGI error": ({"error": "Input validation error", "error_type": "validation"}, True),
+    "object error": ({"object": "error", "message": "m"}, True),
+}
+
+
+@pytest.mark.parametrize(("event", "error"), EVENTS.values(), ids=list(EVENTS))
+def test_is_error_event(event: dict[str, object], error: bool) -> None:
+    assert is_error_event(event) is error
+
+
+# id -> (event, class, HTTP status, message fragment)
+STREAM_ERRORS: dict[str, tuple[dict[str, object], type[GatewayError], int, str]] = {
+    "vLLM client fault": (
+        {"error": {"message": "prompt too long", "code": 400}}, UpstreamClientError, 400,
+        "prompt too long",
+    ),
+    "vLLM server fault quoting the key": (
+        {"error": {"message": f"engine died, key {KEY}", "code": 500}}, BadGateway, 502,
+        "Backend 'b1' answered HTTP 500.",
+    ),
+    "TGI string": (
+        {"error": f"Bearer {KEY} rejected", "error_type": "generation"}, BadGateway, 502,
+        "answered HTTP 500.",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("event", "cls", "status", "message"), STREAM_ERRORS.values(), ids=list(STREAM_ERRORS)
+)
+def test_from_event(
+    event: dict[str, object], cls: type[GatewayError], status: int, message: str
+) -> None:
+    err = from_event(event, "b1", SECRETS)
+    assert type(err) is cls
+    assert err.http_status() == status
+    assert message in err.message
+    assert KEY[-4:] not in err.body_bytes().decode()
