@@ -108,7 +108,7 @@ async def _background(gateway: Gateway, client: httpx.AsyncClient) -> AsyncItera
         asyncio.create_task(loads.run(), name="load-watcher"),
         asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),
         asyncio.create_task(
-            gateway.history.run(lambda: snapshot(gateway.metrics.registry, gateway.clock())),
+            gateway.history.run(lambda: snapshot(gateway.metrics, gateway.clock())),
             name="dashboard-history",
         ),
     ]

@@ -18,7 +18,7 @@ QUANTILE_WINDOW_S = 60.0
 def view(gateway: Gateway, window: Window, since: float | None = None) -> dict[str, Any]:
     """The page's data; ``since`` (a point's ``at``) limits the history to newer points."""
     now = gateway.clock()
-    window.add(snapshot(gateway.metrics.registry, now))
+    window.add(snapshot(gateway.metrics, now))
     hits = window.rate("cache_hits", ALL, QUANTILE_WINDOW_S)
     lookups = window.rate("cache_lookups", ALL, QUANTILE_WINDOW_S)
     return {

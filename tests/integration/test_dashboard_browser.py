@@ -143,7 +143,7 @@ def _incident(gateway: Gateway) -> None:
             m.shed.labels("small", "deadline_exceeded", "standard").inc(i % 3)
             for seconds in (4 * wave, 8 * wave):
                 m.retry_after.labels("small").observe(seconds)
-        gateway.history.sample(snapshot(m.registry, now - 900 + 5 * i))
+        gateway.history.sample(snapshot(m, now - 900 + 5 * i))
 
 
 def _chart(page: Page, key: str) -> dict[str, float]:

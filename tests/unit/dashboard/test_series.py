@@ -4,6 +4,7 @@ depth and Retry-After."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -92,9 +93,9 @@ def test_point_of_one_interval(fill: Fill, want: dict[str, Any]) -> None:
     metrics = GatewayMetrics(CollectorRegistry())
     metrics.ttft_predicted.labels("p")  # the pool exists in the registry
     history = History(interval_s=5, horizon_s=60)
-    history.sample(snapshot(metrics.registry, 100.0))
+    history.sample(snapshot(metrics, 100.0))
     fill(metrics)
-    point = history.sample(snapshot(metrics.registry, 105.0))
+    point = history.sample(snapshot(metrics, 105.0))
     assert point is not None
     got, expected = asdict(point.pools["p"]), {**EMPTY, **want}
     assert got.pop("shed_per_s") == pytest.approx(expected.pop("shed_per_s"))
@@ -107,7 +108,7 @@ def test_quantiles_count_only_the_last_30_seconds() -> None:
     ttft = metrics.ttft.labels("p", "short")
     for t in range(0, 65, 5):  # slow requests for the first 30 s, fast ones after
         ttft.observe(10.0 if t < 30 else 0.05)
-        history.sample(snapshot(metrics.registry, float(t)))
+        history.sample(snapshot(metrics, float(t)))
     by_time = {p.at: p.pools["p"].observed_p99_s for p in history.points()}
     assert by_time[25] == pytest.approx(9.9, abs=0.1)  # all slow
     assert by_time[60] == pytest.approx(0.0499, abs=1e-3)  # the slow ones left the window
@@ -120,7 +121,7 @@ def test_shed_rate_over_the_last_10_seconds() -> None:
     rates = []
     for t, refused in ((0, 0), (5, 10), (10, 0), (15, 0)):
         shed.inc(refused)
-        point = history.sample(snapshot(metrics.registry, float(t)))
+        point = history.sample(snapshot(metrics, float(t)))
         if point is not None:
             rates.append(dict(point.pools["p"].shed_per_s))
     part = ("queue_full", "critical")
@@ -130,10 +131,10 @@ def test_shed_rate_over_the_last_10_seconds() -> None:
 def test_history_as_json() -> None:
     metrics = GatewayMetrics(CollectorRegistry())
     history = History(interval_s=5, horizon_s=60)
-    history.sample(snapshot(metrics.registry, 100.0))
+    history.sample(snapshot(metrics, 100.0))
     refusals(metrics)
     objective(metrics)
-    history.sample(snapshot(metrics.registry, 105.0))
+    history.sample(snapshot(metrics, 105.0))
     view = history_view(history, 106.5, None)
     assert {k: view[k] for k in ("now", "interval_s", "horizon_s")} == {
         "now": 106.5,
@@ -154,3 +155,15 @@ def test_history_as_json() -> None:
 def test_a_pool_point_has_every_field_the_page_draws() -> None:
     fields = set(PoolPoint.__dataclass_fields__)
     assert fields == set(EMPTY)
+
+
+def test_snapshot_reads_cache_lookups_and_skips_gauges_without_a_value() -> None:
+    metrics = GatewayMetrics(CollectorRegistry())
+    for result, times in (("miss", 3), ("exact", 2), ("semantic", 1), ("bypass", 5)):
+        metrics.cache_lookups.labels(result).inc(times)
+    metrics.ttft_objective.labels("p").set(math.nan)  # "no value yet"
+    metrics.ttft_objective.labels("q").set(1.5)
+    snap = snapshot(metrics, 7.0)
+    assert snap.counters["cache_lookups"]["*"] == 6  # bypasses are no lookup
+    assert snap.counters["cache_hits"]["*"] == 3
+    assert snap.gauges["objective"] == {"q": 1.5}
