@@ -17,6 +17,7 @@ from starlette.applications import Starlette
 from gateway import cluster
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
+from gateway.dashboard.snapshot import snapshot
 from gateway.edge.errors import error_response, internal_error, not_found
 from gateway.edge.routes import routes
 from gateway.errors import GatewayError
@@ -89,6 +90,10 @@ async def _background(gateway: Gateway, upstream: ConnectionPool) -> AsyncIterat
         asyncio.create_task(checker.run(), name="health-checker"),
         asyncio.create_task(loads.run(), name="load-watcher"),
         asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),
+        asyncio.create_task(
+            gateway.history.run(lambda: snapshot(gateway.metrics, gateway.clock())),
+            name="dashboard-history",
+        ),
     ]
     hup = _install_sighup(gateway.holder)
     try:

@@ -17,6 +17,7 @@ from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
 from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.cache.holder import CacheHolder
+from gateway.dashboard.history import History
 from gateway.dashboard.window import Window
 from gateway.metrics import GatewayMetrics
 from gateway.path.dispatch import Dispatcher
@@ -54,6 +55,7 @@ class Gateway:
     scheduler: Scheduler
     report: Reporter
     dashboard: Window = field(default_factory=Window)
+    history: History = field(default_factory=History)  # sampled by the app's lifespan
     proxy: Proxy | None = None
     dispatcher: Dispatcher | None = None
     budget: RetryBudget | None = None

@@ -1,21 +1,29 @@
 """Writes the Grafana dashboards of this folder: ``python deploy/grafana/generate.py``.
 
 The JSON files are generated so that panels stay uniform and every query lives in one place;
-a test checks they are up to date and that every metric they query exists.
+a test checks they are up to date, that every query parses as PromQL and that every metric
+they query exists.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+POOLS = '{pool=~"$pool"}'  # the pools picked in the load-shedding dashboard's variable
+TTFT = "gateway_time_to_first_token_seconds"
+TPOT = "gateway_time_per_output_token_seconds"
+
+Series = tuple[str, str]  # (PromQL expression, legend)
+Panel = tuple[str, list[Series], str]  # (title, series, unit)
 
 
-def _panel(title: str, exprs: list[tuple[str, str]], unit: str, x: int, y: int) -> dict[str, Any]:
+def _panel(title: str, exprs: list[Series], unit: str, x: int, y: int) -> dict[str, Any]:
     return {
         "type": "timeseries",
         "title": title,
@@ -30,7 +38,7 @@ def _panel(title: str, exprs: list[tuple[str, str]], unit: str, x: int, y: int) 
 
 
 def _dashboard(
-    uid: str, title: str, panels: list[tuple[str, list[tuple[str, str]], str]]
+    uid: str, title: str, panels: list[Panel], variables: tuple[dict[str, Any], ...] = ()
 ) -> dict[str, Any]:
     return {
         "uid": uid,
@@ -47,7 +55,8 @@ def _dashboard(
                     "type": "datasource",
                     "query": "prometheus",
                     "label": "Prometheus",
-                }
+                },
+                *variables,
             ]
         },
         "panels": [
@@ -57,14 +66,49 @@ def _dashboard(
     }
 
 
-def _quantiles(metric: str, by: str) -> list[tuple[str, str]]:
-    """p50, p95 and p99 of a histogram, one series per value of the label ``by``."""
+def _pool_variable(metric: str) -> dict[str, Any]:
+    """A ``pool`` variable (several or all; "All" also matches pools that appear later)."""
+    return {
+        "name": "pool",
+        "type": "query",
+        "label": "Pool",
+        "datasource": DATASOURCE,
+        "query": {"query": f"label_values({metric}, pool)", "refId": "pools"},
+        "definition": f"label_values({metric}, pool)",
+        "refresh": 2,
+        "multi": True,
+        "includeAll": True,
+        "allValue": ".*",
+        "current": {"text": "All", "value": "$__all"},
+    }
+
+
+def _legend(by: str) -> str:
+    return " ".join(f"{{{{{name.strip()}}}}}" for name in by.split(","))
+
+
+def _agg(agg: str, by: str, inner: str, prefix: str = "") -> Series:
+    """``agg by (by) (inner)``, its legend naming each label of ``by``."""
+    return f"{agg} by ({by}) ({inner})", prefix + _legend(by)
+
+
+def _quantiles(
+    metric: str,
+    by: str,
+    qs: tuple[float, ...] = (0.5, 0.95, 0.99),
+    *,
+    label: str = "",
+    window: str = "5m",
+    pools: str = "",
+) -> list[Series]:
+    """Quantiles of a histogram, one series per value of the labels ``by`` (``pools``: a
+    selector such as POOLS)."""
     return [
         (
-            f"histogram_quantile({q}, sum by ({by}, le) (rate({metric}_bucket[5m])))",
-            f"p{round(q * 100)} {{{{{by}}}}}",
+            f"histogram_quantile({q}, sum by ({by}, le) (rate({metric}_bucket{pools}[{window}])))",
+            f"{label}p{round(q * 100)} {_legend(by)}",
         )
-        for q in (0.5, 0.95, 0.99)
+        for q in qs
     ]
 
 
@@ -73,230 +117,216 @@ def _q99(metric: str, by: str) -> str:
     return f"histogram_quantile(0.99, sum by ({labels}) (rate({metric}_bucket[5m])))"
 
 
+def _load_shedding() -> list[Panel]:
+    """Per pool: the TTFT objective against predicted and observed TTFT, refusals by reason
+    and priority, the queue and the Retry-After advised (over the last minute); then the
+    hard limits' figures."""
+    recent = partial(_quantiles, window="1m", pools=POOLS)
+    retry = "gateway_retry_after_seconds"
+    mean_retry = (
+        f"sum by (pool) (rate({retry}_sum{POOLS}[1m]))"
+        f" / sum by (pool) (rate({retry}_count{POOLS}[1m]))"
+    )
+    return [
+        (
+            "TTFT objective against predicted and observed TTFT",
+            [
+                _agg("max", "pool", f"gateway_ttft_objective_seconds{POOLS}", "objective "),
+                *recent("gateway_ttft_predicted_seconds", "pool", (0.5, 0.99), label="predicted "),
+                *recent(TTFT, "pool", (0.5, 0.99), label="observed "),
+            ],
+            "s",
+        ),
+        (
+            "Shed per second by reason and priority",
+            [_agg("sum", "pool, reason, priority", f"rate(gateway_shed_total{POOLS}[1m])")],
+            "reqps",
+        ),
+        (
+            "Queue depth by pool and priority",
+            [_agg("sum", "pool, priority", f"gateway_queue_depth{POOLS}")],
+            "short",
+        ),
+        (
+            "Retry-After advised with refusals",
+            [(mean_retry, "mean {{pool}}"), *recent(retry, "pool", (0.99,), label="advised ")],
+            "s",
+        ),
+        (
+            "TTFT prediction error |observed - predicted|",
+            _quantiles(
+                "gateway_ttft_prediction_error_seconds",
+                "pool, direction",
+                (0.5, 0.9),
+                label="|error| ",
+                pools=POOLS,
+            ),
+            "s",
+        ),
+        (
+            "Admitted and shed per second",
+            [
+                _agg("sum", "pool", f"rate(gateway_admitted_total{POOLS}[1m])", "admitted "),
+                _agg("sum", "pool", f"rate(gateway_shed_total{POOLS}[1m])", "shed "),
+            ],
+            "reqps",
+        ),
+        (
+            "Queue depth by pool and lane",
+            [_agg("sum", "pool, lane", f"gateway_queue_depth{POOLS}")],
+            "short",
+        ),
+        ("Overload ladder step", [_agg("max", "pool", f"gateway_overload_step{POOLS}")], "short"),
+        (
+            "Estimated wait of a standard short request",
+            [_agg("max", "pool", f"gateway_estimated_wait_seconds{POOLS}")],
+            "s",
+        ),
+        ("Concurrency limit", [_agg("max", "pool", f"gateway_concurrency_limit{POOLS}")], "short"),
+        ("Queue wait", _quantiles("gateway_queue_wait_seconds", "pool", pools=POOLS), "s"),
+    ]
+
+
+def _latency() -> list[Panel]:
+    return [
+        ("TTFT by pool", _quantiles(TTFT, "pool"), "s"),
+        (
+            "TTFT p99 by pool and length class",
+            [(_q99(TTFT, "pool, length"), _legend("pool, length"))],
+            "s",
+        ),
+        ("Time per output token by pool", _quantiles(TPOT, "pool"), "s"),
+        (
+            "TPOT p99 by pool and length class",
+            [(_q99(TPOT, "pool, length"), _legend("pool, length"))],
+            "s",
+        ),
+        ("Gateway overhead", [(_q99("gateway_overhead_seconds", ""), "p99")], "s"),
+        (
+            "Requests by status",
+            [_agg("sum", "status", "rate(gateway_requests_total[1m])")],
+            "reqps",
+        ),
+        (
+            "Requests by tenant and status (refusals included)",
+            [_agg("sum", "tenant, status", "rate(gateway_tenant_requests_total[1m])")],
+            "reqps",
+        ),
+        (
+            "Tokens by tenant",
+            [_agg("sum", "tenant, kind", "rate(gateway_tenant_tokens_total[1m])")],
+            "short",
+        ),
+    ]
+
+
+def _caches() -> list[Panel]:
+    return [
+        (
+            "Gateway cache results",
+            [_agg("sum", "result", "rate(gateway_cache_lookups_total[5m])")],
+            "reqps",
+        ),
+        (
+            "Gateway cache hit rate",
+            [
+                (
+                    'sum(rate(gateway_cache_lookups_total{result=~"exact|semantic"}[5m]))'
+                    ' / sum(rate(gateway_cache_lookups_total{result!="bypass"}[5m]))',
+                    "hit rate",
+                )
+            ],
+            "percentunit",
+        ),
+        (
+            "Backend prefix-cache hit rate",
+            [_agg("avg", "backend", "gateway_backend_prefix_cache_hit_rate")],
+            "percentunit",
+        ),
+        (
+            "Prefix held by the chosen replica (routing)",
+            _quantiles("gateway_route_prefix_match_ratio", "pool", (0.5,)),
+            "percentunit",
+        ),
+        (
+            "Context compressions by method",
+            [
+                _agg("sum", "pool, method", "rate(gateway_compressions_total[5m])"),
+                _agg(
+                    "sum",
+                    "pool",
+                    "rate(gateway_compression_saved_tokens_total[5m])",
+                    "tokens saved/s ",
+                ),
+            ],
+            "short",
+        ),
+        (
+            "Prefix breaks by cause",
+            [_agg("sum", "cause", "rate(gateway_prefix_break_total[5m])")],
+            "reqps",
+        ),
+    ]
+
+
+def _backends() -> list[Panel]:
+    return [
+        ("Engine queue (scraped)", [_agg("max", "backend", "gateway_backend_waiting")], "short"),
+        (
+            "Running in engine (scraped)",
+            [_agg("max", "backend", "gateway_backend_running")],
+            "short",
+        ),
+        (
+            "KV cache usage (scraped)",
+            [_agg("max", "backend", "gateway_backend_kv_cache_usage")],
+            "percentunit",
+        ),
+        (
+            "Speculative decoding acceptance",
+            [_agg("avg", "backend", "gateway_backend_spec_decode_acceptance")],
+            "percentunit",
+        ),
+        (
+            "Health and breaker",
+            [
+                _agg("min", "backend", "gateway_backend_healthy", "healthy "),
+                _agg("max", "backend", "gateway_backend_breaker_state", "breaker "),
+            ],
+            "short",
+        ),
+        (
+            "Retries and upstream errors",
+            [
+                _agg("sum", "pool, reason", "rate(gateway_retries_total[1m])", "retry "),
+                _agg("sum", "backend, kind", "rate(gateway_upstream_errors_total[1m])", "error "),
+            ],
+            "reqps",
+        ),
+        (
+            "In flight per backend (gateway)",
+            [_agg("max", "backend", "gateway_backend_inflight")],
+            "short",
+        ),
+        (
+            "Cancellations by phase",
+            [_agg("sum", "phase", "rate(gateway_cancellations_total[1m])")],
+            "reqps",
+        ),
+    ]
+
+
 def dashboards() -> dict[str, dict[str, Any]]:
-    ttft = "gateway_time_to_first_token_seconds"
-    tpot = "gateway_time_per_output_token_seconds"
     return {
         "load-shedding.json": _dashboard(
             "lg-shedding",
             "latency-gateway · load shedding",
-            [
-                (
-                    "Queue depth by pool and lane",
-                    [("sum by (pool, lane) (gateway_queue_depth)", "{{pool}} {{lane}}")],
-                    "short",
-                ),
-                (
-                    "Admitted and shed per second",
-                    [
-                        ("sum by (pool) (rate(gateway_admitted_total[1m]))", "admitted {{pool}}"),
-                        (
-                            "sum by (pool, reason) (rate(gateway_shed_total[1m]))",
-                            "shed {{pool}} {{reason}}",
-                        ),
-                    ],
-                    "reqps",
-                ),
-                (
-                    "Overload ladder step",
-                    [("max by (pool) (gateway_overload_step)", "{{pool}}")],
-                    "short",
-                ),
-                (
-                    "Estimated wait (what Retry-After is built from)",
-                    [("max by (pool) (gateway_estimated_wait_seconds)", "{{pool}}")],
-                    "s",
-                ),
-                (
-                    "Concurrency limit",
-                    [("max by (pool) (gateway_concurrency_limit)", "{{pool}}")],
-                    "short",
-                ),
-                ("Queue wait", _quantiles("gateway_queue_wait_seconds", "pool"), "s"),
-            ],
+            _load_shedding(),
+            (_pool_variable("gateway_queue_depth"),),
         ),
-        "latency.json": _dashboard(
-            "lg-latency",
-            "latency-gateway · latency",
-            [
-                ("TTFT by pool", _quantiles(ttft, "pool"), "s"),
-                (
-                    "TTFT p99 by pool and length class",
-                    [
-                        (
-                            _q99(ttft, "pool, length"),
-                            "{{pool}} {{length}}",
-                        )
-                    ],
-                    "s",
-                ),
-                ("Time per output token by pool", _quantiles(tpot, "pool"), "s"),
-                (
-                    "TPOT p99 by pool and length class",
-                    [
-                        (
-                            _q99(tpot, "pool, length"),
-                            "{{pool}} {{length}}",
-                        )
-                    ],
-                    "s",
-                ),
-                (
-                    "Gateway overhead",
-                    [
-                        (
-                            _q99("gateway_overhead_seconds", ""),
-                            "p99",
-                        )
-                    ],
-                    "s",
-                ),
-                (
-                    "Requests by status",
-                    [("sum by (status) (rate(gateway_requests_total[1m]))", "{{status}}")],
-                    "reqps",
-                ),
-                (
-                    "Requests by tenant and status (refusals included)",
-                    [
-                        (
-                            "sum by (tenant, status) (rate(gateway_tenant_requests_total[1m]))",
-                            "{{tenant}} {{status}}",
-                        )
-                    ],
-                    "reqps",
-                ),
-                (
-                    "Tokens by tenant",
-                    [
-                        (
-                            "sum by (tenant, kind) (rate(gateway_tenant_tokens_total[1m]))",
-                            "{{tenant}} {{kind}}",
-                        )
-                    ],
-                    "short",
-                ),
-            ],
-        ),
-        "caches.json": _dashboard(
-            "lg-caches",
-            "latency-gateway · caches",
-            [
-                (
-                    "Gateway cache results",
-                    [
-                        ("sum by (result) (rate(gateway_cache_lookups_total[5m]))", "{{result}}"),
-                    ],
-                    "reqps",
-                ),
-                (
-                    "Gateway cache hit rate",
-                    [
-                        (
-                            'sum(rate(gateway_cache_lookups_total{result=~"exact|semantic"}[5m]))'
-                            ' / sum(rate(gateway_cache_lookups_total{result!="bypass"}[5m]))',
-                            "hit rate",
-                        )
-                    ],
-                    "percentunit",
-                ),
-                (
-                    "Backend prefix-cache hit rate",
-                    [
-                        ("avg by (backend) (gateway_backend_prefix_cache_hit_rate)", "{{backend}}"),
-                    ],
-                    "percentunit",
-                ),
-                (
-                    "Prefix held by the chosen replica (routing)",
-                    [
-                        (
-                            "histogram_quantile(0.5, sum by (pool, le) "
-                            "(rate(gateway_route_prefix_match_ratio_bucket[5m])))",
-                            "p50 {{pool}}",
-                        )
-                    ],
-                    "percentunit",
-                ),
-                (
-                    "Context compressions by method",
-                    [
-                        (
-                            "sum by (pool, method) (rate(gateway_compressions_total[5m]))",
-                            "{{pool}} {{method}}",
-                        ),
-                        (
-                            "sum by (pool) (rate(gateway_compression_saved_tokens_total[5m]))",
-                            "tokens saved/s {{pool}}",
-                        ),
-                    ],
-                    "short",
-                ),
-                (
-                    "Prefix breaks by cause",
-                    [("sum by (cause) (rate(gateway_prefix_break_total[5m]))", "{{cause}}")],
-                    "reqps",
-                ),
-            ],
-        ),
-        "backends.json": _dashboard(
-            "lg-backends",
-            "latency-gateway · backends",
-            [
-                (
-                    "Engine queue (scraped)",
-                    [("max by (backend) (gateway_backend_waiting)", "{{backend}}")],
-                    "short",
-                ),
-                (
-                    "Running in engine (scraped)",
-                    [("max by (backend) (gateway_backend_running)", "{{backend}}")],
-                    "short",
-                ),
-                (
-                    "KV cache usage (scraped)",
-                    [("max by (backend) (gateway_backend_kv_cache_usage)", "{{backend}}")],
-                    "percentunit",
-                ),
-                (
-                    "Speculative decoding acceptance",
-                    [("avg by (backend) (gateway_backend_spec_decode_acceptance)", "{{backend}}")],
-                    "percentunit",
-                ),
-                (
-                    "Health and breaker",
-                    [
-                        ("min by (backend) (gateway_backend_healthy)", "healthy {{backend}}"),
-                        ("max by (backend) (gateway_backend_breaker_state)", "breaker {{backend}}"),
-                    ],
-                    "short",
-                ),
-                (
-                    "Retries and upstream errors",
-                    [
-                        (
-                            "sum by (pool, reason) (rate(gateway_retries_total[1m]))",
-                            "retry {{pool}} {{reason}}",
-                        ),
-                        (
-                            "sum by (backend, kind) (rate(gateway_upstream_errors_total[1m]))",
-                            "error {{backend}} {{kind}}",
-                        ),
-                    ],
-                    "reqps",
-                ),
-                (
-                    "In flight per backend (gateway)",
-                    [("max by (backend) (gateway_backend_inflight)", "{{backend}}")],
-                    "short",
-                ),
-                (
-                    "Cancellations by phase",
-                    [("sum by (phase) (rate(gateway_cancellations_total[1m]))", "{{phase}}")],
-                    "reqps",
-                ),
-            ],
-        ),
+        "latency.json": _dashboard("lg-latency", "latency-gateway · latency", _latency()),
+        "caches.json": _dashboard("lg-caches", "latency-gateway · caches", _caches()),
+        "backends.json": _dashboard("lg-backends", "latency-gateway · backends", _backends()),
     }
 
 

@@ -1,11 +1,13 @@
-"""Rates and latency quantiles over a recent window, from snapshots of cumulative metrics.
+"""Rates, means and latency quantiles over a recent window, from snapshots of cumulative metrics.
 
-Algorithm: each snapshot holds, per pool, cumulative counter values and the cumulative
-buckets of the TTFT histogram, stamped with the time it was read. A rate is the difference
-between the newest snapshot and the oldest one at most ``over_s`` old, divided by their time
-apart. A quantile comes from the bucket differences over the same span, interpolated
-linearly inside the bucket that holds it (Prometheus' ``histogram_quantile``); it is None
-when no request finished in the span. Snapshots older than ``max_age_s`` are dropped.
+Algorithm: each snapshot holds, per pool, cumulative counter values, cumulative counts per
+(reason, priority) of refusals, and the cumulative buckets of histograms, stamped with the
+time it was read. A rate is the difference between the newest snapshot and the oldest one
+at most ``over_s`` old, divided by their time apart. A quantile comes from the bucket
+differences over the same span, interpolated linearly inside the bucket that holds it
+(Prometheus' ``histogram_quantile``); a mean is the difference of a histogram's sum over the
+difference of its count. Both are None when nothing was observed in the span. Snapshots
+older than ``max_age_s`` are dropped.
 
 Parameters: ``max_age_s``; ``over_s`` per question.
 """
@@ -15,22 +17,37 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Buckets = tuple[tuple[float, float], ...]  # (upper bound, cumulative count), ascending
+Part = tuple[str, str]  # (reason, priority) of a refusal
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     at: float
-    counters: Mapping[str, Mapping[str, float]]  # counter -> pool -> cumulative value
-    ttft: Mapping[str, Buckets]  # pool -> cumulative buckets
+    # counter -> pool -> cumulative value
+    counters: Mapping[str, Mapping[str, float]]
+    # histogram -> pool -> cumulative buckets
+    histograms: Mapping[str, Mapping[str, Buckets]] = field(default_factory=dict)
+    # gauge -> pool -> value when read
+    gauges: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # pool -> (reason, priority) -> cumulative refusals
+    shed: Mapping[str, Mapping[Part, float]] = field(default_factory=dict)
+
+    def pools(self) -> set[str]:
+        tables = (*self.counters.values(), *self.histograms.values(), *self.gauges.values())
+        return {pool for table in tables for pool in table} | set(self.shed)
 
 
 class Window:
     def __init__(self, max_age_s: float = 120.0) -> None:
         self._max_age_s = max_age_s
         self._snaps: deque[Snapshot] = deque()
+
+    @property
+    def newest(self) -> Snapshot | None:
+        return self._snaps[-1] if self._snaps else None
 
     def add(self, snap: Snapshot) -> None:
         self._snaps.append(snap)
@@ -46,12 +63,38 @@ class Window:
         after = new.counters.get(counter, {}).get(pool, 0.0)
         return max(0.0, after - before) / (new.at - old.at)
 
-    def quantile(self, pool: str, q: float, over_s: float) -> float | None:
+    def shed_rates(self, pool: str, over_s: float) -> dict[Part, float] | None:
+        """Refusals per second by (reason, priority); parts with none in the span left out."""
         span = self._span(over_s)
         if span is None:
             return None
         old, new = span
-        return bucket_quantile(q, _minus(new.ttft.get(pool, ()), old.ttft.get(pool, ())))
+        before = old.shed.get(pool, {})
+        rates = {
+            part: (count - before.get(part, 0.0)) / (new.at - old.at)
+            for part, count in new.shed.get(pool, {}).items()
+        }
+        return {part: rate for part, rate in rates.items() if rate > 0}
+
+    def quantile(self, pool: str, q: float, over_s: float, histogram: str = "ttft") -> float | None:
+        span = self._span(over_s)
+        if span is None:
+            return None
+        old, new = span
+        recent = _minus(_buckets(new, histogram, pool), _buckets(old, histogram, pool))
+        return bucket_quantile(q, recent)
+
+    def mean(self, histogram: str, total: str, pool: str, over_s: float) -> float | None:
+        """Mean observation of ``histogram`` whose running sum is the counter ``total``."""
+        span = self._span(over_s)
+        if span is None:
+            return None
+        old, new = span
+        count = _count(new, histogram, pool) - _count(old, histogram, pool)
+        if count <= 0:
+            return None
+        before = old.counters.get(total, {}).get(pool, 0.0)
+        return (new.counters.get(total, {}).get(pool, 0.0) - before) / count
 
     def _span(self, over_s: float) -> tuple[Snapshot, Snapshot] | None:
         if len(self._snaps) < 2:
@@ -61,6 +104,15 @@ class Window:
         if old is new:
             old = self._snaps[-2]  # polled less often than over_s: use the last interval
         return old, new
+
+
+def _buckets(snap: Snapshot, histogram: str, pool: str) -> Buckets:
+    return snap.histograms.get(histogram, {}).get(pool, ())
+
+
+def _count(snap: Snapshot, histogram: str, pool: str) -> float:
+    buckets = _buckets(snap, histogram, pool)
+    return buckets[-1][1] if buckets else 0.0
 
 
 def _minus(new: Buckets, old: Buckets) -> Buckets:

@@ -1,7 +1,10 @@
-"""``/dashboard`` (the page) and ``/dashboard/data`` (what it shows, as JSON)."""
+"""``/dashboard`` (the page) and ``/dashboard/data`` (what it shows, as JSON; with
+``?since=<at>`` only the history points after that one, so the page fetches the last 15
+minutes once and then only what is new)."""
 
 from __future__ import annotations
 
+import math
 from importlib.resources import files
 
 from starlette.requests import Request
@@ -11,6 +14,7 @@ from starlette.routing import BaseRoute, Route
 from gateway.dashboard.read import view
 from gateway.edge.admin import read_only
 from gateway.edge.responses import json_response
+from gateway.errors import InvalidRequest
 
 
 def dashboard_routes() -> list[BaseRoute]:
@@ -28,6 +32,21 @@ def dashboard_routes() -> list[BaseRoute]:
 
 async def data(request: Request) -> Response:
     gateway = read_only(request, "dashboard")
-    response = json_response(view(gateway, gateway.dashboard))
+    response = json_response(view(gateway, gateway.dashboard, _since(request)))
     response.headers["cache-control"] = "no-store"
     return response
+
+
+def _since(request: Request) -> float | None:
+    raw = request.query_params.get("since")
+    if raw is None:
+        return None
+    try:
+        since = float(raw)
+    except ValueError:
+        since = math.nan
+    if not math.isfinite(since):
+        raise InvalidRequest(
+            f"since must be a number (a point's 'at'), not {raw[:40]!r}", param="since"
+        )
+    return since

@@ -1,9 +1,11 @@
 """The live dashboard in headless Chromium (Debian's ``chromium``, driven by Playwright)
-against a running gateway under load: the numbers render, then change; a screenshot is kept
-in ``tests/.artifacts/dashboard.png``."""
+against a running gateway: under load the numbers render, then change; opened after an
+incident, its charts show the last 15 minutes at once. Screenshots are kept in
+``tests/.artifacts/`` (``dashboard.png``, ``dashboard-history.png``)."""
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import threading
@@ -14,8 +16,13 @@ import httpx2 as httpx
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
+from gateway.app import build_app
+from gateway.dashboard.snapshot import snapshot
+from gateway.policy import load_policy_text
+from gateway.runtime import Gateway
 from tests.integration.conftest import GatewayFactory
 from tests.support.policies import single_pool
+from tests.support.servers import serve
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / ".artifacts"
@@ -94,6 +101,13 @@ def test_dashboard_renders_and_updates_under_load(
         )
         page.wait_for_timeout(2500)  # a few refreshes under load
         second = {k: _field(page, f"pool:small:{k}") for k in ("admitted_per_s", "ttft_p99_ms")}
+        # The gateway's own sampler (a task of its lifespan) adds a point within 5 s.
+        page.wait_for_function(
+            "() => Number(document.querySelector('canvas[data-chart=\"small:ttft\"]')"
+            "?.dataset.points ?? 0) >= 1",
+            timeout=20_000,
+        )
+        sampled = _chart(page, "ttft")
         health = _field(page, "backend:small-0:health")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
@@ -104,3 +118,67 @@ def test_dashboard_renders_and_updates_under_load(
     assert float(second["admitted_per_s"]) > 0
     assert first != second  # the numbers move as requests flow
     assert health == "healthy"
+    assert sampled["max"] > 0  # an observed TTFT was charted (its size is the machine's)
+
+
+def _incident(gateway: Gateway) -> None:
+    """Fill the gateway's ring as its sampler would have over the last 15 minutes: calm, then
+    five minutes of overload (predicted TTFT near the 2 s objective, refusals of sheddable and
+    standard requests, a queue, Retry-After advice), then calm again. The metrics are filled
+    directly, one 5 s interval at a time."""
+    m, now = gateway.metrics, gateway.clock()
+    depth = [0.0]
+    m.queue_depth.labels("small", "short", "standard").set_function(lambda: depth[0])
+    m.ttft_objective.labels("small").set(2.0)
+    for i in range(181):
+        overload = 60 <= i < 120
+        wave = 1 + 0.2 * math.sin(i / 4)
+        depth[0] = round(12 * wave) if overload else 0
+        for _ in range(20):
+            m.ttft.labels("small", "short").observe((1.6 if overload else 0.3) * wave)
+            m.ttft_predicted.labels("small").observe((1.8 if overload else 0.35) * wave)
+        if overload:
+            m.shed.labels("small", "predicted_late", "sheddable").inc(round(40 * wave))
+            m.shed.labels("small", "predicted_late", "standard").inc(round(10 * wave))
+            m.shed.labels("small", "deadline_exceeded", "standard").inc(i % 3)
+            for seconds in (4 * wave, 8 * wave):
+                m.retry_after.labels("small").observe(seconds)
+        gateway.history.sample(snapshot(m, now - 900 + 5 * i))
+
+
+def _chart(page: Page, key: str) -> dict[str, float]:
+    canvas = page.locator(f'canvas[data-chart="small:{key}"]')
+    return {
+        k: float(canvas.get_attribute(f"data-{k}") or "nan") for k in ("points", "span-s", "max")
+    }
+
+
+@pytest.mark.timeout(90)
+def test_dashboard_shows_the_last_15_minutes_at_load(upstream: str, page: Page) -> None:
+    app = build_app(load_policy_text(single_pool(upstream)))
+    _incident(app.state.gateway)
+    with serve(app) as url:
+        page.goto(url + "/dashboard")
+        # The first answer is drawn before the stamp is set: what follows is what the page
+        # showed from its first fetch, before it could have watched anything itself.
+        page.wait_for_function("() => document.querySelector('#updated').textContent !== 'never'")
+        charts = {key: _chart(page, key) for key in ("ttft", "shed", "queue", "retry_after")}
+        shed_legend = page.inner_text('[id="chart:small:shed"] .legend')
+        objective = _field(page, "pool:small:ttft_objective_ms")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "dashboard-history.png"), full_page=True)
+    assert page.inner_text("#status") == "live"
+    for key, chart in charts.items():
+        assert chart["points"] >= 60, (key, chart)  # the refusals: only during the incident
+        assert chart["span-s"] >= (895 if key in ("ttft", "queue") else 290), (key, chart)
+    # The predicted p99 crossed the 2 s objective, inside the histogram's (2, 3] bucket.
+    assert 2.0 < charts["ttft"]["max"] <= 3.0
+    assert charts["queue"]["max"] == 14  # 12 * 1.2, rounded
+    assert 8 < charts["retry_after"]["max"] < 10
+    for part in (
+        "predicted_late:sheddable",
+        "predicted_late:standard",
+        "deadline_exceeded:standard",
+    ):
+        assert part in shed_legend
+    assert objective == "2000"

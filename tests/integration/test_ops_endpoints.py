@@ -77,3 +77,23 @@ def test_inflight_stream_finishes_on_its_policy(
         assert rest[-1] == "data: [DONE]"
         assert all('"model":"fast"' in line for line in rest[:-1])
         assert http.post("/v1/chat/completions", json={**body, "stream": False}).status_code == 404
+
+
+def test_dashboard_data_carries_the_history(gateway: str) -> None:
+    with httpx.Client(base_url=gateway) as http:
+        data = http.get("/dashboard/data").json()
+        ahead = data["history"]["now"] + 3600  # no point can be newer
+        later = http.get("/dashboard/data", params={"since": ahead}).json()
+        refused = {
+            raw: http.get("/dashboard/data", params={"since": raw})
+            for raw in ("abc", "nan", "inf", "", "1e999")
+        }
+    history = data["history"]
+    assert (history["interval_s"], history["horizon_s"]) == (5.0, 900.0)
+    assert isinstance(history["points"], list)
+    assert later["history"]["points"] == []
+    assert later["history"]["now"] >= history["now"]
+    for raw, response in refused.items():
+        assert response.status_code == 400, raw
+        error = response.json()["error"]
+        assert (error["type"], error["param"]) == ("invalid_request_error", "since")

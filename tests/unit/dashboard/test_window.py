@@ -28,7 +28,7 @@ def test_bucket_quantile(q: float, buckets: tuple[tuple[float, float], ...], wan
 
 
 def snap(at: float, admitted: float, ttft: tuple[tuple[float, float], ...] = ()) -> Snapshot:
-    return Snapshot(at, {"admitted": {"p": admitted}}, {"p": ttft})
+    return Snapshot(at, {"admitted": {"p": admitted}}, {"ttft": {"p": ttft}})
 
 
 def test_rate_over_the_window() -> None:
@@ -62,3 +62,30 @@ def test_old_snapshots_are_dropped() -> None:
     window.add(snap(12, 1004))
     window.add(snap(20, 1010))  # 0 and 5 are now older than 10 s
     assert window.rate("admitted", "p", 100) == pytest.approx(6 / 8)
+
+
+def test_shed_rates_by_reason_and_priority() -> None:
+    window = Window(max_age_s=100)
+    full, late = ("queue_full", "sheddable"), ("predicted_late", "standard")
+    window.add(Snapshot(0, {}, shed={"p": {full: 10.0}}))
+    assert window.shed_rates("p", 10) is None
+    window.add(Snapshot(5, {}, shed={"p": {full: 30.0, late: 5.0}}))
+    window.add(Snapshot(10, {}, shed={"p": {full: 30.0, late: 5.0}, "q": {full: 1.0}}))
+    assert window.shed_rates("p", 10) == pytest.approx({full: 2.0, late: 0.5})
+    assert window.shed_rates("p", 5) == {}  # nothing refused in the last interval
+    assert window.shed_rates("q", 10) == pytest.approx({full: 0.1})
+
+
+def test_mean_of_a_histogram_over_the_window() -> None:
+    window = Window(max_age_s=100)
+
+    def at(t: float, count: float, total: float) -> Snapshot:
+        return Snapshot(t, {"sum": {"p": total}}, {"h": {"p": ((5.0, count), (INF, count))}})
+
+    window.add(at(0, 2, 20.0))  # two old observations of 10 s
+    window.add(at(10, 2, 20.0))
+    assert window.mean("h", "sum", "p", 10) is None  # none in the window
+    window.add(at(20, 5, 29.0))  # three new ones, 3 s each
+    assert window.mean("h", "sum", "p", 10) == pytest.approx(3.0)
+    assert window.mean("h", "sum", "p", 60) == pytest.approx(3.0)
+    assert window.mean("h", "sum", "missing", 60) is None

@@ -35,7 +35,8 @@ async def test_open_loop_run_records_latencies(fake_url: str, fake_config: FakeC
     for r in records:
         assert r.ttft_s is not None
         assert r.e2e_s is not None
-        assert r.ttft_s >= fake_config.ttft_s
+        # The server's timer may fire a hair early against the client's clock.
+        assert r.ttft_s >= fake_config.ttft_s - 0.002
         assert len(r.itl_s) == 9
         # Single gaps jitter when chunks arrive together; their sum cannot shrink much.
         assert sum(r.itl_s) >= 9 * fake_config.itl_s * 0.8

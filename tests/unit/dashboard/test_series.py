@@ -1,0 +1,169 @@
+"""Each pool's point, read from the gateway's own instruments filled directly, by tables:
+shed rate by reason and priority, objective, predicted and observed TTFT quantiles, queue
+depth and Retry-After."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from gateway.dashboard.history import History, PoolPoint
+from gateway.dashboard.read import history_view
+from gateway.dashboard.snapshot import snapshot
+from gateway.metrics import GatewayMetrics
+
+Fill = Callable[[GatewayMetrics], None]
+
+
+def nothing(m: GatewayMetrics) -> None:
+    return None
+
+
+def refusals(m: GatewayMetrics) -> None:
+    for _ in range(20):
+        m.shed.labels("p", "queue_full", "sheddable").inc()
+    for _ in range(5):
+        m.shed.labels("p", "predicted_late", "standard").inc()
+    m.shed.labels("other", "queue_full", "sheddable").inc()  # another pool's
+
+
+def objective(m: GatewayMetrics) -> None:
+    m.ttft_objective.labels("p").set(2.0)
+
+
+def observed(m: GatewayMetrics) -> None:
+    for length in ("short", "long"):  # length classes are summed
+        for _ in range(50):
+            m.ttft.labels("p", length).observe(0.15)
+
+
+def predicted(m: GatewayMetrics) -> None:
+    for _ in range(99):
+        m.ttft_predicted.labels("p").observe(0.4)
+    m.ttft_predicted.labels("p").observe(4.0)
+
+
+def retry_after(m: GatewayMetrics) -> None:
+    for seconds in (3, 3, 6):
+        m.retry_after.labels("p").observe(seconds)
+
+
+def queue(m: GatewayMetrics) -> None:
+    m.queue_depth.labels("p", "short", "standard").set(4)
+    m.queue_depth.labels("p", "long", "sheddable").set(3)
+    m.queue_depth.labels("other", "short", "standard").set(9)
+
+
+EMPTY: dict[str, Any] = {
+    "objective_s": None,
+    "predicted_p50_s": None,
+    "predicted_p99_s": None,
+    "observed_p50_s": None,
+    "observed_p99_s": None,
+    "shed_per_s": {},
+    "queue_depth": 0.0,
+    "retry_after_mean_s": None,
+    "retry_after_p99_s": None,
+}
+# id -> (what happened in the 5 s interval, the fields of pool p's point that differ from EMPTY)
+SERIES: dict[str, tuple[Fill, dict[str, Any]]] = {
+    "nothing happened": (nothing, {}),
+    "shed per second by reason and priority": (
+        refusals,
+        {"shed_per_s": {("queue_full", "sheddable"): 4.0, ("predicted_late", "standard"): 1.0}},
+    ),
+    "the objective as set": (objective, {"objective_s": 2.0}),
+    # 100 observations in (0.1, 0.2]: interpolated inside the bucket
+    "observed TTFT, all lengths": (observed, {"observed_p50_s": 0.15, "observed_p99_s": 0.199}),
+    # 99 in (0.3, 0.5], one in (3, 5]: the p99 is the top of the first bucket
+    "predicted TTFT": (predicted, {"predicted_p50_s": 0.40101, "predicted_p99_s": 0.5}),
+    # mean (3 + 3 + 6) / 3; p99: rank 2.97 lands in (5, 10] holding one
+    "Retry-After": (retry_after, {"retry_after_mean_s": 4.0, "retry_after_p99_s": 9.85}),
+    "queue depth over lanes and priorities": (queue, {"queue_depth": 7.0}),
+}
+
+
+@pytest.mark.parametrize(("fill", "want"), SERIES.values(), ids=SERIES)
+def test_point_of_one_interval(fill: Fill, want: dict[str, Any]) -> None:
+    metrics = GatewayMetrics(CollectorRegistry())
+    metrics.ttft_predicted.labels("p")  # the pool exists in the registry
+    history = History(interval_s=5, horizon_s=60)
+    history.sample(snapshot(metrics, 100.0))
+    fill(metrics)
+    point = history.sample(snapshot(metrics, 105.0))
+    assert point is not None
+    got, expected = asdict(point.pools["p"]), {**EMPTY, **want}
+    assert got.pop("shed_per_s") == pytest.approx(expected.pop("shed_per_s"))
+    assert got == pytest.approx(expected, abs=1e-3)
+
+
+def test_quantiles_count_only_the_last_30_seconds() -> None:
+    metrics = GatewayMetrics(CollectorRegistry())
+    history = History(interval_s=5, horizon_s=900)
+    ttft = metrics.ttft.labels("p", "short")
+    for t in range(0, 65, 5):  # slow requests for the first 30 s, fast ones after
+        ttft.observe(10.0 if t < 30 else 0.05)
+        history.sample(snapshot(metrics, float(t)))
+    by_time = {p.at: p.pools["p"].observed_p99_s for p in history.points()}
+    assert by_time[25] == pytest.approx(9.9, abs=0.1)  # all slow
+    assert by_time[60] == pytest.approx(0.0499, abs=1e-3)  # the slow ones left the window
+
+
+def test_shed_rate_over_the_last_10_seconds() -> None:
+    metrics = GatewayMetrics(CollectorRegistry())
+    history = History(interval_s=5, horizon_s=900)
+    shed = metrics.shed.labels("p", "queue_full", "critical")
+    rates = []
+    for t, refused in ((0, 0), (5, 10), (10, 0), (15, 0)):
+        shed.inc(refused)
+        point = history.sample(snapshot(metrics, float(t)))
+        if point is not None:
+            rates.append(dict(point.pools["p"].shed_per_s))
+    part = ("queue_full", "critical")
+    assert rates == [{part: 2.0}, {part: 1.0}, {}]
+
+
+def test_history_as_json() -> None:
+    metrics = GatewayMetrics(CollectorRegistry())
+    history = History(interval_s=5, horizon_s=60)
+    history.sample(snapshot(metrics, 100.0))
+    refusals(metrics)
+    objective(metrics)
+    history.sample(snapshot(metrics, 105.0))
+    view = history_view(history, 106.5, None)
+    assert {k: view[k] for k in ("now", "interval_s", "horizon_s")} == {
+        "now": 106.5,
+        "interval_s": 5,
+        "horizon_s": 60,
+    }
+    [point] = view["points"]
+    assert point["at"] == 105.0
+    assert point["pools"]["p"]["shed_per_s"] == {
+        "queue_full:sheddable": 4.0,
+        "predicted_late:standard": 1.0,
+    }
+    assert point["pools"]["p"]["objective_s"] == 2.0
+    assert point["pools"]["other"]["objective_s"] is None
+    assert history_view(history, 106.5, 105.0)["points"] == []
+
+
+def test_a_pool_point_has_every_field_the_page_draws() -> None:
+    fields = set(PoolPoint.__dataclass_fields__)
+    assert fields == set(EMPTY)
+
+
+def test_snapshot_reads_cache_lookups_and_skips_gauges_without_a_value() -> None:
+    metrics = GatewayMetrics(CollectorRegistry())
+    for result, times in (("miss", 3), ("exact", 2), ("semantic", 1), ("bypass", 5)):
+        metrics.cache_lookups.labels(result).inc(times)
+    metrics.ttft_objective.labels("p").set(math.nan)  # "no value yet"
+    metrics.ttft_objective.labels("q").set(1.5)
+    snap = snapshot(metrics, 7.0)
+    assert snap.counters["cache_lookups"]["*"] == 6  # bypasses are no lookup
+    assert snap.counters["cache_hits"]["*"] == 3
+    assert snap.gauges["objective"] == {"q": 1.5}
