@@ -71,3 +71,4 @@ def fold_load(state: BackendState, load: Load) -> None:
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
+    state.slots_seen = max(state.slots_seen, load.running)

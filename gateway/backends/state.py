@@ -40,6 +40,7 @@ class BackendState:
     spec_acceptance: float | None = None  # over the last scrape interval
     # Sent here and not yet at their first token (prefill ahead of a new request).
     pending: int = 0
+    slots_seen: float = 0.0  # the most sequences the engine reported running at once
     pending_tokens: float = 0.0
     ttft_model: TtftModel = field(default_factory=TtftModel)
 
@@ -50,11 +51,16 @@ class BackendState:
             pending_tokens=self.pending_tokens,
             pending=float(self.pending),
             decoding=float(max(0, self.inflight - self.pending)),
-            engine_waiting=self.load.waiting,
+            engine_waiting=self._queued_in_engine(),
         )
 
+    def _queued_in_engine(self) -> float:
+        beyond = self.inflight - self.slots_seen if self.slots_seen > 0 else 0.0
+        return max(beyond, self.load.waiting)
+
     def predict_ttft(self, uncached_tokens: float) -> float:
-        return self.ttft_model.predict(self.ttft_features(uncached_tokens))
+        """Calibrated (``TtftModel.upper``): what admission decides on."""
+        return self.ttft_model.upper(self.ttft_features(uncached_tokens))
 
     def observe_ttft(self, seconds: float, alpha: float) -> None:
         """Fold one TTFT into the exponentially weighted moving average."""

@@ -10,7 +10,9 @@ Model: a linear predictor over what stands between a new request and its first t
     n  how many such requests there are (an engine with every slot busy makes each one wait
        for a running sequence to finish)
     d  sequences decoding (sent, first token seen): they share every engine step
-    w  the engine's own waiting queue, as scraped from its metrics (0 for engines without)
+    w  requests queued inside the engine: the gateway's own in flight beyond the most
+       sequences the engine was ever seen running (exact and fresh), or the engine's scraped
+       waiting queue when larger (other clients); 0 for engines without metrics
 
 Fit: exponentially weighted ridge regression towards a prior. The data part of the normal
 equations forgets by ``forget`` per observation (not per second: an idle backend keeps what
@@ -26,6 +28,14 @@ dozen requests. Predictions are never below ``floor_s``.
 
 Error: ``observe`` returns ``observed - predicted`` for the prediction it is given, which is
 what the gateway exports as its prediction error.
+
+Calibration: decisions use ``upper``, the prediction times the 90th percentile of
+observed / predicted, tracked online with the stochastic quantile update
+
+    q <- q + eta * (0.9 - [observed / predicted < q]),    q >= 1,
+
+so a model that under-predicts one engine's tail is corrected for that engine by how much
+it under-predicted, without a hand-set margin.
 """
 
 from __future__ import annotations
@@ -39,6 +49,8 @@ import numpy as np
 PRIOR = (0.2, 0.5, 0.5, 0.25, 0.01, 0.25)
 # Prior standard deviations of each coefficient: how far the data may move it cheaply.
 PRIOR_SCALE = (0.5, 1.0, 1.0, 0.5, 0.05, 0.5)
+_QUANTILE = 0.9  # of observed / predicted, for ``upper``
+_ETA = 0.05  # its step per observation
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +77,17 @@ class TtftFeatures:
 class TtftModel:
     """Online TTFT predictor of one backend. Not thread-safe."""
 
-    __slots__ = ("_a", "_b", "_floor", "_forget", "_prior_a", "_prior_b", "observations", "theta")
+    __slots__ = (
+        "_a",
+        "_b",
+        "_floor",
+        "_forget",
+        "_prior_a",
+        "_prior_b",
+        "observations",
+        "ratio_p90",
+        "theta",
+    )
 
     def __init__(
         self,
@@ -90,9 +112,14 @@ class TtftModel:
         self._floor = floor_s
         self.theta = theta0
         self.observations = 0
+        self.ratio_p90 = 1.0  # observed / predicted, 90th percentile (at least 1)
 
     def predict(self, features: TtftFeatures) -> float:
         return max(self._floor, float(self.theta @ features.vector()))
+
+    def upper(self, features: TtftFeatures) -> float:
+        """The prediction, calibrated to be exceeded about one time in ten."""
+        return self.predict(features) * self.ratio_p90
 
     def observe(self, features: TtftFeatures, observed_s: float, predicted_s: float) -> float:
         """Learn from one first token; the prediction's error (observed - predicted)."""
@@ -103,4 +130,7 @@ class TtftModel:
         self._b = self._forget * self._b + x * observed_s
         self.theta = np.linalg.solve(self._a + self._prior_a, self._b + self._prior_b)
         self.observations += 1
+        ratio = observed_s / max(predicted_s, self._floor)
+        step = _QUANTILE - (1.0 if ratio < self.ratio_p90 else 0.0)
+        self.ratio_p90 = max(1.0, self.ratio_p90 + _ETA * step)
         return observed_s - predicted_s

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.backends.scrape import Load
 from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.policy.compile import CompiledPolicy
 from tests.unit.gateway.helpers import policy
@@ -167,3 +168,21 @@ def test_pool_ready(healths: dict[str, Health], ready: dict[str, bool]) -> None:
 
     assert dict(registry.pool_ready(compiled)) == ready
     assert [s.name for s in registry.in_pool(compiled, "small")] == ["s1", "s2"]
+
+
+@pytest.mark.parametrize(
+    ("inflight", "slots_seen", "scraped_waiting", "queued"),
+    [
+        (10, 4.0, 0.0, 6.0),  # beyond the engine's slots: queued inside it, seen fresh
+        (3, 4.0, 0.0, 0.0),
+        (3, 4.0, 5.0, 5.0),  # other clients' requests queue there too (scraped)
+        (10, 0.0, 2.0, 2.0),  # never saw it run anything: only the scrape says
+    ],
+)
+def test_the_engine_queue_feature(
+    inflight: int, slots_seen: float, scraped_waiting: float, queued: float
+) -> None:
+    _, state = _registry()
+    state.inflight, state.slots_seen = inflight, slots_seen
+    state.load = Load(waiting=scraped_waiting)
+    assert state.ttft_features(100.0).engine_waiting == queued

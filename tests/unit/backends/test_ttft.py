@@ -80,3 +80,20 @@ def test_nonsense_observations_are_ignored() -> None:
 def test_predictions_never_go_below_the_floor() -> None:
     model = TtftModel(prior=(-5.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     assert model.predict(_f()) == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize(("ratio", "expect_above"), [(2.0, 1.5), (0.5, None)])
+def test_upper_tracks_the_90th_percentile_of_under_prediction(
+    ratio: float, expect_above: float | None
+) -> None:
+    model = TtftModel()
+    f = _f(u=500)
+    for _ in range(200):
+        predicted = model.predict(f)
+        # Observations a fixed ratio off the prediction (the model keeps learning them too).
+        model.observe(f, predicted * ratio, predicted)
+    if expect_above is None:
+        assert model.ratio_p90 == 1.0  # never below the plain prediction
+    else:
+        assert model.ratio_p90 > expect_above
+    assert model.upper(f) == pytest.approx(model.predict(f) * model.ratio_p90)
