@@ -12,15 +12,7 @@ from gateway.admission.queue import Lane, Priority
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy import load_policy_text
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
+from tests.unit.admission.pools import Clock, pool_admission
 
 # The mechanics below (queue order, handover, caps, ladder) without the TTFT objective; the
 # objective's decisions are tested in test_slo.py.
@@ -30,22 +22,7 @@ NO_OBJECTIVE = "{objective: null}"
 def _pool(
     admission: str = NO_OBJECTIVE, inflight: int = 1, clock: Clock | None = None
 ) -> PoolAdmission:
-    policy = load_policy_text(
-        f"""
-backends:
-  - {{name: b0, url: "http://127.0.0.1:1", model: m, pool: p, max_inflight: {inflight}}}
-models:
-  fast: {{pool: p}}
-pools:
-  p: {{admission: {admission}}}
-"""
-    )
-    return PoolAdmission(
-        policy.pools["p"],
-        clock=clock or Clock(),
-        metrics=GatewayMetrics(CollectorRegistry()),
-        backend_load=lambda: (0.0, 0.0),
-    )
+    return pool_admission(slots=inflight, clock=clock or Clock(), admission=admission)
 
 
 def _refusal(pool: PoolAdmission, request: AdmissionRequest) -> GatewayError | None:

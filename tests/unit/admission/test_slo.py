@@ -11,42 +11,16 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from prometheus_client import CollectorRegistry
 
 from gateway.admission.controller import AdmissionRequest, PoolAdmission
 from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane, Priority
 from gateway.errors import GatewayError
-from gateway.metrics import GatewayMetrics
-from gateway.policy import load_policy_text
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.unit.admission.pools import Clock, pool_admission
 
 
 def _pool(slots: int, clock: Clock, backend_s: float = 0.1, admission: str = "{}") -> PoolAdmission:
-    policy = load_policy_text(
-        f"""
-backends:
-  - {{name: b0, url: "http://127.0.0.1:1", model: m, pool: p, max_inflight: {slots}}}
-models:
-  fast: {{pool: p}}
-pools:
-  p: {{admission: {admission}}}
-"""
-    )
-    return PoolAdmission(
-        policy.pools["p"],
-        clock=clock,
-        metrics=GatewayMetrics(CollectorRegistry()),
-        backend_load=lambda: (0.0, 0.0),
-        backend_ttft=lambda tokens: backend_s,
-    )
+    return pool_admission(slots=slots, clock=clock, admission=admission, backend_s=backend_s)
 
 
 def _req(
@@ -124,7 +98,7 @@ def _release_all(permits: Iterator[Permit] | list[Permit], clock: Clock, held_s:
 async def test_a_free_slot_is_admitted_only_if_the_replica_meets_the_objective(
     backend_s: float, tokens: float, admitted: bool
 ) -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(2, clock, backend_s)
     decision = pool.check(_req(clock, prompt_tokens=tokens))
     assert (decision.refuse is None) == admitted
@@ -135,7 +109,7 @@ async def test_a_free_slot_is_admitted_only_if_the_replica_meets_the_objective(
 async def test_cold_burst_is_answered_at_once_from_the_conservative_prior() -> None:
     # 2 slots, nothing ever completed: the prior hold time (5 s) says a queued request waits
     # at least 2.5 s, past the 2 s objective: refused at arrival, not left to time out.
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(2, clock)
     burst = Burst(pool)
     for _ in range(300):
@@ -153,7 +127,7 @@ async def test_cold_burst_is_answered_at_once_from_the_conservative_prior() -> N
 async def test_after_learning_the_hold_time_the_queue_takes_what_fits(
     slots: int, hold_s: float, queued: int
 ) -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(slots, clock)
     burst = Burst(pool)
     for _ in range(slots):
@@ -173,7 +147,7 @@ async def test_after_learning_the_hold_time_the_queue_takes_what_fits(
 
 
 async def test_an_idle_pool_does_not_read_as_stalled() -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(2, clock)
     first = Burst(pool)
     for _ in range(2):
@@ -192,7 +166,7 @@ async def test_an_idle_pool_does_not_read_as_stalled() -> None:
 
 
 async def test_deadline_that_cannot_be_met_is_refused_at_arrival() -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(2, clock)
     burst = Burst(pool)
     for _ in range(12):
@@ -205,7 +179,7 @@ async def test_deadline_that_cannot_be_met_is_refused_at_arrival() -> None:
 
 
 async def test_waiters_are_refused_as_soon_as_the_prediction_says_they_are_late() -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(2, clock)
     burst = Burst(pool)
     for _ in range(2):
@@ -232,7 +206,7 @@ async def test_waiters_are_refused_as_soon_as_the_prediction_says_they_are_late(
 
 
 async def test_a_critical_arrival_pushes_a_waiter_past_its_objective() -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(1, clock)
     first = Burst(pool)
     first.send(_req(clock))
@@ -255,7 +229,7 @@ async def test_a_critical_arrival_pushes_a_waiter_past_its_objective() -> None:
 
 
 async def test_critical_requests_are_refused_only_by_hard_caps() -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(1, clock, backend_s=10.0, admission="{max_queue: 3}")
     burst = Burst(pool)
     for _ in range(6):
@@ -271,7 +245,7 @@ async def test_critical_requests_are_refused_only_by_hard_caps() -> None:
 async def test_retry_after_is_the_predicted_time_not_a_constant(
     hold_s: float, waiting: int, retry_after: str
 ) -> None:
-    clock = Clock()
+    clock = Clock(1000.0)
     pool = _pool(1, clock, admission="{objective: {ttft_s: 30, priority: {sheddable: 1}}}")
     first = Burst(pool)
     first.send(_req(clock))

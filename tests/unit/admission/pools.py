@@ -1,0 +1,45 @@
+"""A one-backend pool's admission on a manual clock, for the admission tests."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry
+
+from gateway.admission.controller import PoolAdmission
+from gateway.metrics import GatewayMetrics
+from gateway.policy import load_policy_text
+
+
+class Clock:
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pool_admission(
+    *,
+    slots: int,
+    clock: Clock,
+    admission: str = "{}",
+    backend_s: float | None = None,
+) -> PoolAdmission:
+    """``slots`` slots (the backend's max_inflight); ``backend_s``: the replica's predicted
+    TTFT (None: no prediction, as with no routable replica)."""
+    policy = load_policy_text(
+        f"""
+backends:
+  - {{name: b0, url: "http://127.0.0.1:1", model: m, pool: p, max_inflight: {slots}}}
+models:
+  fast: {{pool: p}}
+pools:
+  p: {{admission: {admission}}}
+"""
+    )
+    return PoolAdmission(
+        policy.pools["p"],
+        clock=clock,
+        metrics=GatewayMetrics(CollectorRegistry()),
+        backend_load=lambda: (0.0, 0.0),
+        backend_ttft=lambda tokens: backend_s,
+    )
