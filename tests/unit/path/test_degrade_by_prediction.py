@@ -1,0 +1,83 @@
+"""The admission stage moves a near-call auto route to the smaller pool when its own pool
+cannot meet the TTFT objective and the smaller one can; anything else is refused there."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from gateway.admission.controller import PoolAdmission
+from gateway.errors import GatewayError
+from gateway.metrics import GatewayMetrics
+from gateway.path.admit import admit
+from gateway.path.context import Plan, RequestContext
+from gateway.policy import load_policy_text
+from gateway.request import ParsedRequest
+
+POLICY = load_policy_text(
+    """
+backends:
+  - {name: l0, url: "http://127.0.0.1:1", model: m, pool: large}
+  - {name: s0, url: "http://127.0.0.1:2", model: m, pool: small}
+models:
+  auto: {route: auto}
+  fixed: {pool: large}
+routing:
+  default_pool: small
+pools:
+  small: {max_context: 600}
+"""
+)
+
+
+def _admissions(large_s: float, small_s: float) -> dict[str, PoolAdmission]:
+    metrics = GatewayMetrics(CollectorRegistry())
+    speeds = {"large": large_s, "small": small_s}
+    return {
+        name: PoolAdmission(
+            POLICY.pools[name],
+            clock=lambda: 0.0,
+            metrics=metrics,
+            backend_load=lambda: (0.0, 0.0),
+            backend_ttft=lambda tokens, s=speed: s,
+        )
+        for name, speed in speeds.items()
+    }
+
+
+def _ctx(model: str, words: int = 10) -> RequestContext:
+    body = {"model": model, "messages": [{"role": "user", "content": " ".join(["w"] * words)}]}
+    return RequestContext("r", 0.0, ParsedRequest("chat", model, False, body), POLICY, {})
+
+
+@pytest.mark.parametrize(
+    ("model", "margin", "large_s", "words", "pool"),
+    [
+        ("auto", 0.05, 3.0, 10, "small"),  # a near call, large too slow: the small pool
+        ("auto", 0.05, 0.5, 10, "large"),  # large meets its objective: stays
+        ("auto", 0.5, 3.0, 10, None),  # a clear call for large: refused, not moved
+        ("auto", None, 3.0, 10, None),  # not routed by difficulty
+        ("fixed", 0.05, 3.0, 10, None),  # the client chose the model
+        ("auto", 0.05, 3.0, 900, None),  # would not fit the small pool's window
+    ],
+)
+async def test_degrade_by_prediction(
+    model: str, margin: float | None, large_s: float, words: int, pool: str | None
+) -> None:
+    ctx = _ctx(model, words)
+    plan = Plan(POLICY.pools["large"], "rule:hard", prompt_tokens=words * 2)
+    plan = replace(plan, difficulty_margin=margin)
+    admissions = _admissions(large_s, small_s=0.2)
+    metrics = GatewayMetrics(CollectorRegistry())
+    if pool is None:
+        with pytest.raises(GatewayError) as info:
+            await admit(admissions, metrics, ctx, plan)
+        assert info.value.http_status() == 503
+        assert info.value.code == "objective_unmeetable"
+        return
+    admitted = await admit(admissions, metrics, ctx, plan)
+    assert admitted.plan.pool.name == pool
+    assert admitted.degraded is (pool == "small")
+    admitted.permit.release(latency_s=None, dropped=False)
