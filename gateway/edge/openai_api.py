@@ -135,7 +135,7 @@ def _dotted(loc: tuple[int | str, ...]) -> str:
             out += f"[{item}]"
         elif not out:
             out = item
-        elif item in ("str", "list[dict[str,any]]", "none"):
+        elif item in ("str", "int", "none") or "[" in item or item.startswith("constrained-"):
             # Union branches pydantic names in the location are noise to a client.
             continue
         else:

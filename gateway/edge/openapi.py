@@ -88,6 +88,13 @@ def _simple(summary: str, *statuses: int, admin: bool = False, method: str = "ge
     return {method: operation}
 
 
+def _one_model() -> Any:
+    operation = _simple("One public model the caller may use", 401, 404)
+    path = {"name": "model_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    operation["get"]["parameters"] = [path]
+    return operation
+
+
 def _request_schemas() -> dict[str, Any]:
     """The request models' JSON Schemas, their nested models hoisted into components."""
     schemas: dict[str, Any] = {}
@@ -118,7 +125,7 @@ def openapi_document() -> dict[str, Any]:
                 for path in ("/tokenize", "/detokenize", "/v1/rerank", "/v1/score")
             },
             "/v1/models": _simple("Public models the caller may use", 401),
-            "/v1/models/{model_id}": _simple("One public model", 401, 404),
+            "/v1/models/{model_id}": _one_model(),
             "/healthz": _simple("The process is up"),
             "/readyz": _simple("Every pool has a healthy backend", 503),
             "/metrics": {
