@@ -10,6 +10,7 @@ import pytest
 from gateway import wire
 from gateway.classify.messages import prompt_chars, requested_max_tokens, responses_messages
 from gateway.request import Endpoint
+from gateway.rewrite import serialize
 
 # id -> (event or body, (prompt, completion))
 USAGE: dict[str, tuple[dict[str, Any], tuple[int | None, int | None]]] = {
@@ -131,3 +132,15 @@ def test_responses_as_messages() -> None:
     assert responses_messages({"input": "hi"}) == [{"role": "user", "content": "hi"}]
     assert prompt_chars(body) == len("be brief") + len("hello") + len("42")
     assert requested_max_tokens(body) == 9
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ({"instructions": "sys", "input": "hello"}, "<|system|>\nsys\n<|user|>\nhello\n"),
+        ({"input": [{"role": "user", "content": "hi"}]}, "<|user|>\nhi\n"),
+        ({"input": ["a text", "another"]}, ""),  # embeddings: no shared prefix to route by
+    ],
+)
+def test_prefix_routing_text_of_other_endpoints(body: dict[str, Any], text: str) -> None:
+    assert serialize(body).text == text
