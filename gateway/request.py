@@ -14,6 +14,9 @@ Endpoint = Literal[
 # answers are the ones those stages are written (and property-tested) for.
 PROMPT_ENDPOINTS: frozenset[Endpoint] = frozenset({"chat", "completions"})
 
+# Endpoints that generate output (the others cost their input only).
+GENERATING: frozenset[Endpoint] = frozenset({"chat", "completions", "responses"})
+
 # vLLM's own routes, relayed only to backends that declare them (``extra_routes``).
 PASS_THROUGH: frozenset[Endpoint] = frozenset({"tokenize", "detokenize", "rerank", "score"})
 

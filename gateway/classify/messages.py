@@ -79,6 +79,14 @@ def requested_max_tokens(body: Mapping[str, Any]) -> int | None:
     return None
 
 
+def expected_output_tokens(body: Mapping[str, Any], *, generates: bool = True) -> int:
+    """Output tokens to expect: the client's budget, else ``DEFAULT_OUTPUT_TOKENS``; none for
+    a request that generates nothing (embeddings, tokenize, rerank, score)."""
+    if not generates:
+        return 0
+    return requested_max_tokens(body) or DEFAULT_OUTPUT_TOKENS
+
+
 def responses_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A Responses API request's ``instructions`` and ``input`` as chat messages: the text a
     model sees (an item without a role, such as a tool's output, counts as user text)."""

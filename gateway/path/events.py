@@ -32,7 +32,8 @@ class EventRelay:
         self._backend = lease.backend.name
         self._redactor = lease.ctx.policy.redactor
         self._capture = capture
-        self._typed = wire.typed_events(lease.ctx.request.endpoint)
+        self._endpoint = lease.ctx.request.endpoint
+        self._typed = wire.typed_events(self._endpoint)
         self._lines = sse.LineSplitter()
         self._event: bytes | None = None  # the pending ``event:`` line's name (typed streams)
         self.done = False
@@ -95,6 +96,12 @@ class EventRelay:
         name, self._event = self._event, None
         self.events += 1
         return wire.frame(orjson.dumps(data), name if self._typed else None)
+
+    def ending(self, error: dict[str, Any] | None) -> bytes:
+        """The stream's last bytes: ``error`` (an error body) as an event, then ``data:
+        [DONE]`` unless the stream is typed (the Responses API has none)."""
+        out = b"" if error is None else wire.error_frame(self._endpoint, error, self.events)
+        return out if self._typed else out + sse.DONE
 
     def _fail(self, detail: str) -> None:
         self.done = True

@@ -21,7 +21,6 @@ from starlette.responses import Response
 
 from gateway import wire
 from gateway.cache.capture import AnswerCapture
-from gateway.edge import sse
 from gateway.edge.disconnect import DisconnectWatch
 from gateway.edge.streaming import EventStreamResponse
 from gateway.errors import GatewayError, GatewayTimeout
@@ -75,8 +74,9 @@ class Proxy:
         """Relay an opened exchange to the client; from here on the lease is finished here.
         ``capture`` (the response cache's) sees the answer and gets it once it ended well."""
         if lease.ctx.request.stream:
-            relay = self._relay(lease, response, lease.plan.pool.timeouts, capture)
-            return EventStreamResponse(relay, watch, headers)
+            relay = EventRelay(lease, capture)
+            events = self._relay(lease, response, lease.plan.pool.timeouts, relay, capture)
+            return EventStreamResponse(events, watch, headers, relay.ending)
         return await self._whole(lease, response, headers, capture)
 
     async def _send(self, lease: Lease, timeouts: Timeouts) -> UpstreamResponse:
@@ -155,10 +155,10 @@ class Proxy:
         lease: Lease,
         response: UpstreamResponse,
         timeouts: Timeouts,
+        relay: EventRelay,
         capture: AnswerCapture | None,
     ) -> AsyncGenerator[bytes, None]:
         outcome = Outcome(200)
-        relay = EventRelay(lease, capture)
         chunks = response.chunks()
         error: GatewayError | None = None
         try:
@@ -198,10 +198,7 @@ class Proxy:
                 outcome.status = error.http_status()
                 outcome.error_kind = _kind(error)
             lease.finish(outcome)
-        if error is not None:
-            yield wire.error_frame(lease.ctx.request.endpoint, error.body(), relay.events)
-        if not wire.typed_events(lease.ctx.request.endpoint):
-            yield sse.DONE
+        yield relay.ending(None if error is None else error.body())
 
     def _remaining(self, lease: Lease, timeouts: Timeouts) -> float:
         left = timeouts.total_s - (self._clock() - lease.ctx.arrival)

@@ -1,12 +1,15 @@
 """How a relayed Responses API stream ends when the backend's does not end well: a backend
 whose stream stops before its terminal event, or that reports an error as a typed ``error``
 event, or falls silent. The client gets the Responses API's own ``error`` event (never the
-backend's words as sent, never a chat-style ``data: [DONE]``)."""
+backend's words as sent, never a chat-style ``data: [DONE]``); so does a stream the gateway
+cuts when it shuts down."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import httpx2 as httpx
 import orjson
@@ -18,7 +21,9 @@ from starlette.routing import Route
 
 from tests.integration.conftest import GatewayFactory
 from tests.support.policies import single_pool
+from tests.support.processes import free_port, gateway_process, read_until
 from tests.support.servers import serve
+from tests.support.sim_replica import SERVED, sim_replica
 
 SECRET_WORDS = "internal stack trace at /srv/engine.py"
 
@@ -87,3 +92,33 @@ def test_a_stream_that_ends_badly_ends_with_an_error_event(
     assert (error["type"], error["code"], error["sequence_number"]) == ("error", code, 2)
     assert frames[3:] == [b""]  # nothing after it: no data: [DONE]
     assert SECRET_WORDS.encode() not in text
+
+
+def test_a_stream_cut_by_shutdown_ends_with_an_error_event(tmp_path: Path) -> None:
+    with sim_replica() as sim:
+        path = tmp_path / "policy.yaml"
+        path.write_text(single_pool(sim.url, served=SERVED) + "server: {drain_timeout_s: 1}\n")
+        port = free_port()
+        body = {
+            "model": "fast",
+            "input": "a long story",
+            "stream": True,
+            "max_output_tokens": 20_000,
+            "ignore_eos": True,
+        }
+        with gateway_process(["serve", "--policy", str(path), "--port", str(port)]) as proc:
+            read_until(proc, "Uvicorn running on")
+            url = f"http://127.0.0.1:{port}/v1/responses"
+            with httpx.stream("POST", url, json=body, timeout=30) as reply:
+                lines = reply.iter_lines()
+                next(line for line in lines if line == "event: response.output_text.delta")
+                proc.send_signal(signal.SIGTERM)
+                rest = [line for line in lines if line]
+            proc.wait(timeout=15)
+        engine = sim.replica.engine
+        sim.wait_until(lambda: engine.counters.aborts == 1)
+    assert rest[-2] == "event: error"
+    error = orjson.loads(rest[-1].removeprefix("data: "))
+    assert (error["type"], error["code"]) == ("error", "shutting_down")
+    assert error["sequence_number"] > 2
+    assert "data: [DONE]" not in rest
