@@ -116,7 +116,7 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"starting the simulated fleet (log: {log_path}) ...", flush=True)
     try:
         with demo.simulated_fleet(health, args.speed, log_path):
-            print(demo.banner(args.host, args.port, policy_path), flush=True)
+            print(demo.banner(args.host, args.port, policy_path, policy), flush=True)
             return serve_policy(policy_path, host=args.host, port=args.port, log_level="warning")
     except demo.FleetError as exc:
         print(f"demo: {exc}", file=sys.stderr)

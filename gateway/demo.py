@@ -5,7 +5,8 @@ loadtests.sim --fleet demo``, 2 small and 2 large vLLM replicas on the ports the
 names); the product never imports it. The demo policy is package data
 (``gateway/defaults/demo.yaml``), copied to a fresh directory so that it can be edited while
 the gateway runs (it reloads on save), whether the gateway runs from a checkout or a wheel.
-The fleet stops with the gateway, on Ctrl-C as on SIGTERM.
+The fleet stops with the gateway, on Ctrl-C as on SIGTERM. The banner shows how the policy's
+tier rules route the ``auto`` model (hard prompts to the large pool).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 from types import FrameType
 
 from gateway.children import StartupError, running
+from gateway.policy.compile import CompiledPolicy
+from gateway.policy.schema import Rule
 
 FLEET_ARGV = (sys.executable, "-m", "loadtests.sim", "--fleet", "demo")
 START_TIMEOUT_S = 60.0
@@ -65,11 +68,27 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def banner(host: str, port: int, policy_path: Path) -> str:
+def auto_routing(rules: Sequence[Rule], default_pool: str) -> str:
+    """How the policy's tier rules send ``route: auto`` requests, one rule a line."""
+    lines = []
+    for rule in rules:
+        when = ", ".join(f"{k} {v}" for k, v in rule.when.model_dump(exclude_none=True).items())
+        lines.append(f"rule {rule.name}: {when} -> {rule.pool}")
+    lines.append(f"otherwise -> {default_pool}")
+    return "\n".join(f"               {line}" for line in lines)
+
+
+def banner(host: str, port: int, policy_path: Path, policy: CompiledPolicy) -> str:
     base = f"http://{host}:{port}"
+    routing = auto_routing(policy.source.routing.rules, policy.default_pool)
+    hard = "Prove that there are infinitely many primes."
     return f"""
 latency-gateway demo is up: simulated vLLM fleet (2 x Qwen2.5-1.5B, 2 x Llama-3.1-70B)
   OpenAI API   {base}/v1          models: fast, smart, auto
+               chat, completions, embeddings, responses, models; vLLM's /tokenize,
+               /detokenize, /v1/rerank, /v1/score
+  auto         the gateway scores each prompt's difficulty and picks the pool:
+{routing}
   dashboard    {base}/dashboard   (live: queues, shedding, TTFT, backends)
   metrics      {base}/metrics     readiness: {base}/readyz
   policy       {policy_path} (edit it: the gateway reloads on save)
@@ -77,6 +96,10 @@ latency-gateway demo is up: simulated vLLM fleet (2 x Qwen2.5-1.5B, 2 x Llama-3.
 Try it:
   curl -s {base}/v1/chat/completions -H 'content-type: application/json' \\
     -d '{{"model": "fast", "messages": [{{"role": "user", "content": "Hello!"}}]}}'
+
+  curl -si {base}/v1/chat/completions -H 'content-type: application/json' \\
+    -d '{{"model": "auto", "messages": [{{"role": "user", "content": "{hard}"}}]}}' \\
+    | grep x-gateway-route-reason
 
   from openai import OpenAI
   client = OpenAI(base_url="{base}/v1", api_key="demo")

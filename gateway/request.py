@@ -6,7 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Endpoint = Literal["chat", "completions"]
+Endpoint = Literal[
+    "chat", "completions", "embeddings", "responses", "tokenize", "detokenize", "rerank", "score"
+]
+
+# Endpoints whose prompt the gateway may rewrite, cache and compress: their bodies and
+# answers are the ones those stages are written (and property-tested) for.
+PROMPT_ENDPOINTS: frozenset[Endpoint] = frozenset({"chat", "completions"})
+
+# Endpoints that generate output (the others cost their input only).
+GENERATING: frozenset[Endpoint] = frozenset({"chat", "completions", "responses"})
+
+# vLLM's own routes, relayed only to backends that declare them (``extra_routes``).
+PASS_THROUGH: frozenset[Endpoint] = frozenset({"tokenize", "detokenize", "rerank", "score"})
 
 
 @dataclass(frozen=True, slots=True)

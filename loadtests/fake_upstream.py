@@ -103,6 +103,9 @@ def build_fake(config: FakeConfig | None = None, log: FakeLog | None = None) -> 
         routes=[
             Route("/v1/chat/completions", generate, methods=["POST"]),
             Route("/v1/completions", generate, methods=["POST"]),
+            # Only to fail (``fail_status``, ``fake.status``): a broken replica of any kind.
+            Route("/v1/responses", generate, methods=["POST"]),
+            Route("/v1/embeddings", generate, methods=["POST"]),
             Route("/v1/models", models),
             Route("/health", health),
         ]

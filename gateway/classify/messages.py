@@ -70,21 +70,73 @@ def chat_shape(messages: Sequence[Message]) -> ChatShape:
 
 
 def requested_max_tokens(body: Mapping[str, Any]) -> int | None:
-    """The client's completion budget: ``max_completion_tokens``, else ``max_tokens``."""
-    for key in ("max_completion_tokens", "max_tokens"):
+    """The client's completion budget: ``max_completion_tokens``, else ``max_tokens`` (the
+    Responses API's ``max_output_tokens``)."""
+    for key in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
         value = body.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
 
 
+def expected_output_tokens(body: Mapping[str, Any], *, generates: bool = True) -> int:
+    """Output tokens to expect: the client's budget, else ``DEFAULT_OUTPUT_TOKENS``; none for
+    a request that generates nothing (embeddings, tokenize, rerank, score)."""
+    if not generates:
+        return 0
+    return requested_max_tokens(body) or DEFAULT_OUTPUT_TOKENS
+
+
+def responses_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A Responses API request's ``instructions`` and ``input`` as chat messages: the text a
+    model sees (an item without a role, such as a tool's output, counts as user text)."""
+    out: list[dict[str, Any]] = []
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        out.append({"role": "system", "content": instructions})
+    items = body.get("input")
+    if isinstance(items, str):
+        return [*out, {"role": "user", "content": items}]
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, Mapping):
+            continue
+        role = item.get("role")
+        content = item.get("content", item.get("output"))
+        out.append(
+            {
+                "role": role if isinstance(role, str) else "user",
+                "content": content if isinstance(content, str | list) else None,
+            }
+        )
+    return out
+
+
 def prompt_chars(body: Mapping[str, Any]) -> int:
     if "messages" in body:
         return sum(len(text) for m in body["messages"] for text in message_texts(m))
+    if "input" in body:  # embeddings, Responses API
+        instructions = body.get("instructions")
+        return _input_chars(body["input"]) + (
+            len(instructions) if isinstance(instructions, str) else 0
+        )
     prompt = body.get("prompt")
     if isinstance(prompt, str):
         return len(prompt)
     if isinstance(prompt, list):
         # Token ids count as about four characters each.
         return sum(len(p) if isinstance(p, str) else 4 for p in prompt)
+    return 0
+
+
+def _input_chars(value: object) -> int:
+    """Characters of an ``input``: embeddings' text, texts or token ids, or the Responses
+    API's text or items; a token id counts as about four characters."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, int):
+        return 4
+    if isinstance(value, list):
+        return sum(_input_chars(item) for item in value)
+    if isinstance(value, Mapping):
+        return sum(len(text) for text in message_texts(value)) + _input_chars(value.get("output"))
     return 0

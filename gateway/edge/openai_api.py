@@ -30,13 +30,24 @@ class StreamOptions(_Open):
     include_usage: bool | None = None
 
 
-class _Common(_Open):
+class PassThroughRequest(_Open):
+    """vLLM's own routes (tokenize, detokenize, rerank, score): the model picks the pool; the
+    backend checks the rest."""
+
+    model: Annotated[str, Field(min_length=1)]
+    stream: None = None  # none of them streams
+
+
+class _Sampled(_Open):
     model: Annotated[str, Field(min_length=1)]
     stream: bool | None = None
-    stream_options: StreamOptions | None = None
-    max_tokens: Annotated[int, Field(ge=1)] | None = None
     temperature: Annotated[float, Field(ge=0, le=2, strict=False)] | None = None
     top_p: Annotated[float, Field(ge=0, le=1, strict=False)] | None = None
+
+
+class _Common(_Sampled):
+    stream_options: StreamOptions | None = None
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
     n: Annotated[int, Field(ge=1, le=128)] | None = None
     seed: int | None = None
 
@@ -50,7 +61,37 @@ class CompletionRequest(_Common):
     prompt: str | list[str] | list[int] | list[list[int]]
 
 
-_MODELS: dict[Endpoint, type[_Common]] = {"chat": ChatRequest, "completions": CompletionRequest}
+class EmbeddingsRequest(PassThroughRequest):
+    input: (
+        Annotated[str, Field(min_length=1)]
+        | Annotated[list[str], Field(min_length=1)]
+        | Annotated[list[int], Field(min_length=1)]
+        | Annotated[list[list[int]], Field(min_length=1)]
+    )
+    encoding_format: Literal["float", "base64"] | None = None
+    dimensions: Annotated[int, Field(ge=1)] | None = None
+
+
+class ResponsesRequest(_Sampled):
+    """The Responses API: ``input`` is text or a list of items (messages, tool outputs)."""
+
+    input: (
+        Annotated[str, Field(min_length=1)] | Annotated[list[dict[str, Any]], Field(min_length=1)]
+    )
+    instructions: str | None = None
+    max_output_tokens: Annotated[int, Field(ge=1)] | None = None
+
+
+_MODELS: dict[Endpoint, type[PassThroughRequest | _Sampled]] = {
+    "chat": ChatRequest,
+    "completions": CompletionRequest,
+    "embeddings": EmbeddingsRequest,
+    "responses": ResponsesRequest,
+    "tokenize": PassThroughRequest,
+    "detokenize": PassThroughRequest,
+    "rerank": PassThroughRequest,
+    "score": PassThroughRequest,
+}
 
 
 def parse_request(endpoint: Endpoint, raw: bytes) -> ParsedRequest:
@@ -94,7 +135,7 @@ def _dotted(loc: tuple[int | str, ...]) -> str:
             out += f"[{item}]"
         elif not out:
             out = item
-        elif item in ("str", "list[dict[str,any]]", "none"):
+        elif item in ("str", "int", "none") or "[" in item or item.startswith("constrained-"):
             # Union branches pydantic names in the location are noise to a client.
             continue
         else:

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.edge.openai_api import ChatRequest, CompletionRequest
+from gateway.edge.openai_api import (
+    ChatRequest,
+    CompletionRequest,
+    EmbeddingsRequest,
+    PassThroughRequest,
+    ResponsesRequest,
+)
 
 _ERROR = {
     "type": "object",
@@ -82,10 +88,23 @@ def _simple(summary: str, *statuses: int, admin: bool = False, method: str = "ge
     return {method: operation}
 
 
+def _one_model() -> Any:
+    operation = _simple("One public model the caller may use", 401, 404)
+    path = {"name": "model_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    operation["get"]["parameters"] = [path]
+    return operation
+
+
 def _request_schemas() -> dict[str, Any]:
     """The request models' JSON Schemas, their nested models hoisted into components."""
     schemas: dict[str, Any] = {}
-    for model in (ChatRequest, CompletionRequest):
+    for model in (
+        ChatRequest,
+        CompletionRequest,
+        EmbeddingsRequest,
+        ResponsesRequest,
+        PassThroughRequest,
+    ):
         schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(schema.pop("$defs", {}))
         schemas[model.__name__] = schema
@@ -99,7 +118,14 @@ def openapi_document() -> dict[str, Any]:
         "paths": {
             "/v1/chat/completions": _generation("ChatRequest", "Chat completion (OpenAI API)"),
             "/v1/completions": _generation("CompletionRequest", "Text completion (OpenAI API)"),
+            "/v1/embeddings": _generation("EmbeddingsRequest", "Embeddings (OpenAI API)"),
+            "/v1/responses": _generation("ResponsesRequest", "Responses (OpenAI API)"),
+            **{
+                path: _generation("PassThroughRequest", f"vLLM's {path}, where backends serve it")
+                for path in ("/tokenize", "/detokenize", "/v1/rerank", "/v1/score")
+            },
             "/v1/models": _simple("Public models the caller may use", 401),
+            "/v1/models/{model_id}": _one_model(),
             "/healthz": _simple("The process is up"),
             "/readyz": _simple("Every pool has a healthy backend", 503),
             "/metrics": {

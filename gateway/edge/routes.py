@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -21,7 +22,7 @@ from gateway.edge.openai_api import parse_request
 from gateway.edge.openapi import openapi_document
 from gateway.edge.responses import json_response
 from gateway.edge.streaming import EventStreamResponse
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, NotFound
 from gateway.path.context import RequestContext
 from gateway.path.identify import identified, identify
 from gateway.path.lease import CLIENT_GONE
@@ -33,9 +34,9 @@ from gateway.security.tenants import visible_models
 
 def routes() -> list[BaseRoute]:
     return [
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-        Route("/v1/completions", completions, methods=["POST"]),
+        *(Route(path, _handler(endpoint), methods=["POST"]) for path, endpoint in _ENDPOINTS),
         Route("/v1/models", list_models, methods=["GET"]),
+        Route("/v1/models/{model_id:path}", retrieve_model, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
@@ -50,12 +51,25 @@ def gateway_of(request: Request) -> Gateway:
     return gateway
 
 
-async def chat_completions(request: Request) -> Response:
-    return await _generate(request, "chat")
+# Every endpoint runs the same path; the endpoint says how its body is read and relayed.
+_ENDPOINTS: tuple[tuple[str, Endpoint], ...] = (
+    ("/v1/chat/completions", "chat"),
+    ("/v1/completions", "completions"),
+    ("/v1/embeddings", "embeddings"),
+    ("/v1/responses", "responses"),
+    ("/tokenize", "tokenize"),
+    ("/detokenize", "detokenize"),
+    ("/v1/rerank", "rerank"),
+    ("/v1/score", "score"),
+)
 
 
-async def completions(request: Request) -> Response:
-    return await _generate(request, "completions")
+def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    async def handle(request: Request) -> Response:
+        return await _generate(request, endpoint)
+
+    handle.__name__ = f"{endpoint}_endpoint"
+    return handle
 
 
 async def _generate(request: Request, endpoint: Endpoint) -> Response:
@@ -117,11 +131,21 @@ def _refuse(
 async def list_models(request: Request) -> Response:
     gateway = gateway_of(request)
     caller = identify(gateway.policy, request.headers)  # a GatewayError renders as 401
-    data = [
-        {"id": name, "object": "model", "created": gateway.started_at, "owned_by": "gateway"}
-        for name in visible_models(caller, gateway.policy.model_names())
-    ]
+    data = [_card(gateway, name) for name in visible_models(caller, gateway.policy.model_names())]
     return json_response({"object": "list", "data": data})
+
+
+async def retrieve_model(request: Request) -> Response:
+    gateway = gateway_of(request)
+    caller = identify(gateway.policy, request.headers)
+    name = request.path_params["model_id"]
+    if name not in visible_models(caller, gateway.policy.model_names()):
+        raise NotFound(f"The model '{name}' does not exist.", param="model", code="model_not_found")
+    return json_response(_card(gateway, name))
+
+
+def _card(gateway: Gateway, name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": gateway.started_at, "owned_by": "gateway"}
 
 
 async def healthz(request: Request) -> Response:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import Any
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -22,6 +23,10 @@ _SHUTTING_DOWN = ServiceUnavailable(
 )
 
 
+def _chat_goodbye(error: dict[str, Any]) -> bytes:
+    return sse.frame_json(error) + sse.DONE
+
+
 class EventStreamResponse(Response):
     media_type = "text/event-stream"
 
@@ -30,11 +35,15 @@ class EventStreamResponse(Response):
         body: AsyncGenerator[bytes, None],
         watch: DisconnectWatch,
         headers: Mapping[str, str],
+        goodbye: Callable[[dict[str, Any]], bytes] | None = None,
     ) -> None:
+        """``goodbye`` frames the error that ends a stream the server cuts short (default:
+        an OpenAI chat stream's error event and ``data: [DONE]``)."""
         self.status_code = 200
         self.background = None
         self._events = body
         self._watch = watch
+        self._goodbye = goodbye or _chat_goodbye
         self.init_headers({**headers, "cache-control": "no-cache", "x-accel-buffering": "no"})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -53,8 +62,7 @@ class EventStreamResponse(Response):
             self._watch.stop()
             await self._events.aclose()
 
-    @staticmethod
-    async def _say_goodbye(send: Send) -> None:
-        body = sse.frame_json(_SHUTTING_DOWN.body()) + sse.DONE
+    async def _say_goodbye(self, send: Send) -> None:
+        body = self._goodbye(_SHUTTING_DOWN.body())
         with contextlib.suppress(OSError, RuntimeError):
             await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -20,10 +20,11 @@ from dataclasses import dataclass, replace
 from gateway.admission.controller import AdmissionRequest, Decision, PoolAdmission
 from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane
-from gateway.classify.messages import DEFAULT_OUTPUT_TOKENS, prompt_chars, requested_max_tokens
+from gateway.classify.messages import expected_output_tokens, prompt_chars
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import fits_pool
+from gateway.request import GENERATING
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +86,11 @@ def admission_request(
     ctx: RequestContext, long_prompt_tokens: int, degradable: bool
 ) -> AdmissionRequest:
     """What the pool's admission weighs: priority, deadline, lane by prompt size (about four
-    characters a token), and cost (prompt plus ``max_tokens``, or a default)."""
+    characters a token), and cost (prompt plus ``max_tokens``, or a default for a request
+    that generates)."""
     body = ctx.request.body
     prompt_tokens = prompt_chars(body) / 4
-    output = requested_max_tokens(body) or DEFAULT_OUTPUT_TOKENS
+    output = expected_output_tokens(body, generates=ctx.request.endpoint in GENERATING)
     return AdmissionRequest(
         priority=ctx.priority,
         lane=Lane.LONG if prompt_tokens >= long_prompt_tokens else Lane.SHORT,

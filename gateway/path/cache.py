@@ -4,8 +4,9 @@ A hit is answered here (no admission slot, no backend): the stored answer with a
 as JSON or replayed as an event stream. A miss returns the capture that stores the answer
 once the proxy has relayed it whole. Every response says ``x-gateway-cache``: ``miss``,
 ``exact``, ``semantic`` or ``bypass`` (cache off, request not deterministic, or the client's
-``x-gateway-cache: bypass``). With ``classify.knn`` on, an auto-routed request also gets
-its kNN difficulty vote here, from the same embedding (embedded once, for both).
+``x-gateway-cache: bypass``; every endpoint but chat and completions). With
+``classify.knn`` on, an auto-routed request also gets its kNN difficulty vote here, from the
+same embedding (embedded once, for both).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from gateway.edge.streaming import EventStreamResponse
 from gateway.embedding import Vectors
 from gateway.path.context import RequestContext
 from gateway.path.plan import classify
+from gateway.request import PROMPT_ENDPOINTS
 from gateway.runtime import Gateway
 
 log = logging.getLogger(__name__)
@@ -70,7 +72,9 @@ async def _lookup(
     cache = gateway.caches.cache
     request = ctx.request
     route = ctx.policy.models.get(request.model)
-    if cache is None or route is None:  # an unknown model is refused by the plan stage
+    # An unknown model is refused by the plan stage; only chat and completion answers are
+    # stored (an embedding is cheap to recompute, a Responses API answer is stateful).
+    if cache is None or route is None or request.endpoint not in PROMPT_ENDPOINTS:
         headers["x-gateway-cache"] = "bypass"
         return Cached(ctx)
     started = gateway.clock()

@@ -94,7 +94,11 @@ class Dispatcher:
         self.budget.on_request()
         run = _Run(ctx, permit, RouteFacts.of(ctx.request, ctx.headers))
         fallbacks = (ctx.policy.pools[name] for name in plan.pool.settings.fallback)
-        pools = [plan.pool, *(p for p in fallbacks if fits_pool(ctx, plan, p))]
+        endpoint = ctx.request.endpoint
+        pools = [
+            plan.pool,
+            *(p for p in fallbacks if fits_pool(ctx, plan, p) and p.serves(endpoint)),
+        ]
         for index, pool in enumerate(pools):
             if index and not self._spend(plan.pool.name, "fallback"):
                 break
@@ -220,7 +224,8 @@ def pick_backend(
     exclude: Collection[str] = (),
 ) -> Choice:
     """Choose the replica at dispatch time, from the latest backend state."""
-    replicas = registry.in_pool(ctx.policy, plan.pool.name)
+    endpoint = ctx.request.endpoint
+    replicas = [s for s in registry.in_pool(ctx.policy, plan.pool.name) if s.spec.serves(endpoint)]
     choice = scheduler.choose(plan.pool.name, replicas, facts, exclude)
     pick = choice.pick
     if pick.backend is not None:

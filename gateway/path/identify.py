@@ -8,11 +8,11 @@ import logging
 from collections.abc import Mapping
 
 from gateway.admission.queue import Priority
-from gateway.classify.messages import DEFAULT_OUTPUT_TOKENS, prompt_chars, requested_max_tokens
+from gateway.classify.messages import expected_output_tokens, prompt_chars
 from gateway.errors import InvalidRequest
 from gateway.path.context import RequestContext
 from gateway.policy.compile import CompiledPolicy
-from gateway.request import ParsedRequest
+from gateway.request import GENERATING, ParsedRequest
 from gateway.security.input_limits import apply_input_limits
 from gateway.security.priority import effective_priority
 from gateway.security.rate_limits import TenantRateLimits
@@ -100,7 +100,8 @@ async def identified(
 
 def request_tokens(request: ParsedRequest) -> float:
     body = request.body
-    return prompt_chars(body) / 4 + float(requested_max_tokens(body) or DEFAULT_OUTPUT_TOKENS)
+    output = expected_output_tokens(body, generates=request.endpoint in GENERATING)
+    return prompt_chars(body) / 4 + float(output)
 
 
 def priority_for(caller: Caller | None, headers: Mapping[str, str]) -> Priority:

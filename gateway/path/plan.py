@@ -9,7 +9,9 @@ policy's default pool.
 Classification (token estimate, length class, difficulty score; ``gateway/classify``) runs
 only when something needs it: an auto route, or a pool with ``max_context``. A request that
 cannot fit the pool's context window gets a 400 naming its token count and the limit (a pool
-with ``compression`` leaves that check to the compression stage, ``compress.py``).
+with ``compression`` leaves that check to the compression stage, ``compress.py``). A request
+to one of vLLM's own routes (tokenize, detokenize, rerank, score) gets a 404 unless a backend
+of the pool declares it in ``extra_routes``.
 """
 
 from __future__ import annotations
@@ -20,19 +22,21 @@ from dataclasses import dataclass, replace
 from gateway.classify import Classification, classify_chat, classify_completion
 from gateway.classify.knn import blend_vote
 from gateway.classify.length import length_class
-from gateway.classify.messages import prompt_chars, requested_max_tokens
+from gateway.classify.messages import prompt_chars, requested_max_tokens, responses_messages
 from gateway.errors import NotFound
 from gateway.path.compress import owns_context_check
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import require_fit
-from gateway.policy.compile import ModelRoute
+from gateway.policy.compile import ModelRoute, PoolSpec
 from gateway.policy.schema import Rule, RuleWhen
+from gateway.wire import UPSTREAM_PATHS
 
 
 def plan_pool(ctx: RequestContext) -> Plan:
     route = _route(ctx)
     classes = classify(ctx) if route.auto or ctx.policy.checks_context else None
     plan = _auto_plan(ctx, classes) if route.auto else _fixed_plan(ctx, route)
+    _require_route(ctx, plan.pool)
     if classes is None:
         # Only a metrics label here: the admission estimate (four characters a token) will do.
         rough = int(prompt_chars(ctx.request.body) / 4)
@@ -46,10 +50,13 @@ def classify(ctx: RequestContext) -> Classification:
     body = ctx.request.body
     config = ctx.policy.classify
     max_tokens = requested_max_tokens(body)
-    if ctx.request.endpoint == "chat":
-        classes = classify_chat(body["messages"], max_tokens=max_tokens, config=config)
+    endpoint = ctx.request.endpoint
+    if endpoint in ("chat", "responses"):
+        messages = body["messages"] if endpoint == "chat" else responses_messages(body)
+        classes = classify_chat(messages, max_tokens=max_tokens, config=config)
     else:
-        classes = classify_completion(body.get("prompt"), max_tokens=max_tokens, config=config)
+        prompt = body.get("prompt", body.get("input"))  # embeddings: the input
+        classes = classify_completion(prompt, max_tokens=max_tokens, config=config)
     if ctx.difficulty_vote is None:
         return classes
     weight = ctx.policy.source.classify.knn.weight
@@ -66,6 +73,18 @@ def _route(ctx: RequestContext) -> ModelRoute:
             code="model_not_found",
         )
     return route
+
+
+def _require_route(ctx: RequestContext, pool: PoolSpec) -> None:
+    endpoint = ctx.request.endpoint
+    if not pool.serves(endpoint):
+        raise NotFound(
+            f"No backend of pool '{pool.name}' (model '{ctx.request.model}') serves "
+            f"{UPSTREAM_PATHS[endpoint]}; a backend that does lists '{endpoint}' in its "
+            "extra_routes.",
+            param="model",
+            code="route_not_served",
+        )
 
 
 def _fixed_plan(ctx: RequestContext, route: ModelRoute) -> Plan:

@@ -1,35 +1,36 @@
 """Forward a planned request to its backend and relay the answer.
 
-Streaming answers are relayed event by event: each upstream ``data:`` line is re-framed (its
-``model`` set back to the public name) and sent on at once. Timeouts come from the pool:
-``connect_s`` for the connection, ``first_token_s`` until the first event, ``idle_s`` between
-events, ``total_s`` for the whole exchange. An error before the response starts is an HTTP
-error; after, it ends the stream with an error event and ``data: [DONE]``. However the
-exchange ends early (error, timeout, client gone), the upstream connection is closed at once
-so the backend stops generating; after a clean end it goes back to the pool.
+Streaming answers are relayed event by event (``events.py``): each upstream ``data:`` line
+is re-framed (its model name set back to the public one) and sent on at once; what differs
+between endpoints (upstream paths, usage, typed events) is in ``gateway/wire.py``. Timeouts
+come from the pool: ``connect_s`` for the connection, ``first_token_s`` until the first
+event, ``idle_s`` between events, ``total_s`` for the whole exchange. An error before the
+response starts is an HTTP error; after, it ends the stream with an error event and ``data:
+[DONE]`` (a typed Responses API stream: an ``error`` event). However the exchange ends early
+(error, timeout, client gone), the upstream connection is closed at once so the backend stops
+generating; after a clean end it goes back to the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Any
 
 import orjson
 from starlette.responses import Response
 
+from gateway import wire
 from gateway.cache.capture import AnswerCapture
-from gateway.edge import sse
 from gateway.edge.disconnect import DisconnectWatch
 from gateway.edge.streaming import EventStreamResponse
 from gateway.errors import GatewayError, GatewayTimeout
+from gateway.path.events import EventRelay, json_object
 from gateway.path.lease import Lease, Outcome, Phase
 from gateway.policy.compile import BackendSpec
 from gateway.policy.schema import Timeouts
 from gateway.upstream import ConnectionPool, UpstreamIOError, UpstreamResponse
 from gateway.upstream import errors as upstream_errors
 
-_PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 _MAX_ERROR_BODY = 64 * 1024
 
 
@@ -73,8 +74,9 @@ class Proxy:
         """Relay an opened exchange to the client; from here on the lease is finished here.
         ``capture`` (the response cache's) sees the answer and gets it once it ended well."""
         if lease.ctx.request.stream:
-            relay = self._relay(lease, response, lease.plan.pool.timeouts, capture)
-            return EventStreamResponse(relay, watch, headers)
+            relay = EventRelay(lease, capture)
+            events = self._relay(lease, response, lease.plan.pool.timeouts, relay, capture)
+            return EventStreamResponse(events, watch, headers, relay.ending)
         return await self._whole(lease, response, headers, capture)
 
     async def _send(self, lease: Lease, timeouts: Timeouts) -> UpstreamResponse:
@@ -89,7 +91,7 @@ class Proxy:
                 return await self._pool.request(
                     spec.origin,
                     "POST",
-                    _PATHS[ctx.request.endpoint],
+                    wire.UPSTREAM_PATHS[ctx.request.endpoint],
                     _upstream_headers(spec, accept, ctx.request_id),
                     orjson.dumps(body),
                     connect_timeout_s=timeouts.connect_s,
@@ -124,12 +126,13 @@ class Proxy:
         try:
             async with asyncio.timeout(self._remaining(lease, lease.plan.pool.timeouts)):
                 raw = await response.read()
-            data = _json_object(lease.ctx.policy.redactor.content(raw))
+            data = json_object(lease.ctx.policy.redactor.content(raw))
             if data is None:
                 raise upstream_errors.invalid_response(lease.backend.name, "body is not JSON")
-            data["model"] = lease.ctx.request.model
+            request = lease.ctx.request
+            wire.show_public_model(data, request.model, always=wire.always_named(request.endpoint))
             outcome.first_token_at = self._clock()
-            outcome.input_tokens, outcome.output_tokens = _usage(data)
+            outcome.input_tokens, outcome.output_tokens = wire.usage(data)
             if capture is not None:
                 capture.whole(data)
             return Response(orjson.dumps(data), media_type="application/json", headers=headers)
@@ -152,10 +155,10 @@ class Proxy:
         lease: Lease,
         response: UpstreamResponse,
         timeouts: Timeouts,
+        relay: EventRelay,
         capture: AnswerCapture | None,
     ) -> AsyncGenerator[bytes, None]:
         outcome = Outcome(200)
-        relay = _EventRelay(lease, capture)
         chunks = response.chunks()
         error: GatewayError | None = None
         try:
@@ -195,9 +198,7 @@ class Proxy:
                 outcome.status = error.http_status()
                 outcome.error_kind = _kind(error)
             lease.finish(outcome)
-        if error is not None:
-            yield sse.frame_json(error.body())
-        yield sse.DONE
+        yield relay.ending(None if error is None else error.body())
 
     def _remaining(self, lease: Lease, timeouts: Timeouts) -> float:
         left = timeouts.total_s - (self._clock() - lease.ctx.arrival)
@@ -217,106 +218,5 @@ async def _drain(chunks: AsyncIterator[bytes], budget_s: float) -> None:
             pass
 
 
-class _EventRelay:
-    """Re-frames upstream SSE events for the client, a chunk at a time.
-
-    Every complete ``data:`` line of a chunk is rewritten (``model`` set to the public name)
-    and the results are joined, so events that arrive together leave together.
-    """
-
-    def __init__(self, lease: Lease, capture: AnswerCapture | None) -> None:
-        self._public = lease.ctx.request.model
-        self._backend = lease.backend.name
-        self._redactor = lease.ctx.policy.redactor
-        self._capture = capture
-        self._lines = sse.LineSplitter()
-        self.done = False
-        self.token_seen = False  # a role-only first chunk is not a token
-        self.token_events = 0
-        self.usage: tuple[int | None, int] | None = None  # when the client asked for usage
-        self.error: GatewayError | None = None
-
-    def feed(self, chunk: bytes | None) -> bytes:
-        """Frames for the client from one upstream chunk (None: the stream ended)."""
-        lines = self._lines.feed(chunk) if chunk is not None else self._lines.flush()
-        out = self._frames(lines)
-        if chunk is None and not self.done:
-            self._fail("the stream ended before data: [DONE]")
-        return out
-
-    def _frames(self, lines: list[bytes]) -> bytes:
-        out: list[bytes] = []
-        for line in lines:
-            payload = sse.data_payload(line)
-            if payload is None:
-                continue
-            if payload == b"[DONE]":
-                self.done = True
-                break
-            data = _json_object(self._redactor.content(payload))
-            if data is None:
-                self._fail("an event is not JSON")
-                break
-            if upstream_errors.is_error_event(data):  # rebuilt, never relayed as sent
-                self.done = True
-                self.error = upstream_errors.from_event(data, self._backend, self._redactor)
-                break
-            if "model" in data:
-                data["model"] = self._public
-            if _carries_token(data):
-                self.token_seen = True
-                self.token_events += 1
-            prompt, completion = _usage(data)
-            if completion is not None:
-                self.usage = (prompt, completion)
-            if self._capture is not None:
-                self._capture.event(data)
-            out.append(sse.frame(orjson.dumps(data)))
-        return b"".join(out)
-
-    def _fail(self, detail: str) -> None:
-        self.done = True
-        if self.error is None:
-            self.error = upstream_errors.invalid_response(self._backend, detail)
-
-
 def _kind(error: GatewayError) -> str:
     return error.code or type(error).__name__
-
-
-def _json_object(raw: bytes) -> dict[str, Any] | None:
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _usage(event: dict[str, Any]) -> tuple[int | None, int | None]:
-    """``(prompt_tokens, completion_tokens)`` of an event or body's usage, when present."""
-    usage = event.get("usage")
-    if not isinstance(usage, dict):
-        return None, None
-    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and value >= 0 else None
-
-
-def _carries_token(event: dict[str, Any]) -> bool:
-    """Whether a chunk holds generated output (text, content or a tool call)."""
-    choices = event.get("choices")
-    if not isinstance(choices, list):
-        return False
-    for choice in choices:
-        if not isinstance(choice, dict):
-            continue
-        if choice.get("text"):
-            return True
-        delta = choice.get("delta")
-        if isinstance(delta, dict) and any(
-            delta.get(k) for k in ("content", "tool_calls", "reasoning_content", "refusal")
-        ):
-            return True
-    return False

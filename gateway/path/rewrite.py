@@ -5,7 +5,8 @@ Canonicalisation (``gateway/rewrite``) runs unless the policy turns it off or th
 ``x-gateway-rewrite: off``; the response's ``x-gateway-rewrite`` says what changed. With an
 ``x-gateway-session`` header the forwarded prompt is compared with that session's previous
 one; a break before the end of the previous prompt is reported in
-``x-gateway-prefix-break: offset=<tokens>; cause=<cause>`` and in metrics.
+``x-gateway-prefix-break: offset=<tokens>; cause=<cause>`` and in metrics. Only chat and
+completions bodies are rewritten or tracked; every other endpoint's body goes as sent.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import replace
 
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import RequestContext
+from gateway.request import PROMPT_ENDPOINTS
 from gateway.rewrite import MemoryPrefixStore, canonicalize, serialize
 
 _MAX_KEY = 128
@@ -26,6 +28,8 @@ def rewrite_stage(
     metrics: GatewayMetrics,
     headers: dict[str, str],
 ) -> RequestContext:
+    if ctx.request.endpoint not in PROMPT_ENDPOINTS:
+        return ctx  # embeddings, responses, vLLM's routes: forwarded as sent
     settings = ctx.policy.source.rewrite
     if settings.enabled and ctx.headers.get("x-gateway-rewrite", "").lower() != "off":
         result = canonicalize(ctx.request.body, ctx.policy.rewrite)

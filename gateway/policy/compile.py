@@ -21,6 +21,7 @@ from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.origins import backend_origins
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
+from gateway.request import PASS_THROUGH
 from gateway.rewrite import (
     ExtraPattern,
     NotePlacement,
@@ -44,6 +45,7 @@ class BackendSpec:
     pool: str
     max_inflight: int
     api_key: UpstreamSecret | None = field(default=None, repr=False)
+    extra_routes: frozenset[str] = frozenset()  # vLLM routes it serves (tokenize, ...)
     # Where and how to connect (TLS, proxy), shared by requests and probes; parsed from
     # ``url`` alone when not given.
     origin: Origin = field(init=False, repr=False, compare=False)
@@ -51,6 +53,10 @@ class BackendSpec:
 
     def __post_init__(self, via: Origin | None) -> None:
         object.__setattr__(self, "origin", via if via is not None else Origin.from_url(self.url))
+
+    def serves(self, endpoint: str) -> bool:
+        """Whether requests of ``endpoint`` may come here (vLLM's own routes: if declared)."""
+        return endpoint not in PASS_THROUGH or endpoint in self.extra_routes
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +72,9 @@ class PoolSpec:
     @property
     def capacity(self) -> int:
         return sum(b.max_inflight for b in self.backends)
+
+    def serves(self, endpoint: str) -> bool:
+        return any(b.serves(endpoint) for b in self.backends)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +207,7 @@ def _build_pools(
             b.pool,
             b.max_inflight,
             secrets.get(b.name),
+            frozenset(b.extra_routes),
             via=origins[b.name],
         )
         members.setdefault(b.pool, []).append(spec)

@@ -23,6 +23,8 @@ from typing import Any
 
 import orjson
 
+from gateway.classify.messages import responses_messages
+
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _META_KEYS = ("name", "tool_call_id", "tool_calls", "function_call")
 
@@ -64,10 +66,14 @@ class SerializedPrompt:
 
 
 def serialize(body: Mapping[str, Any]) -> SerializedPrompt:
-    """The comparison text of a chat or completion body."""
+    """The comparison text of a chat or completion body (of a Responses API request: its
+    instructions and input items as a chat; of an embeddings request: none, its texts being
+    no prompt a replica's cache could share)."""
     messages = body.get("messages")
     if isinstance(messages, list):
         segments = _chat_segments(messages, body.get("tools"))
+    elif "input" in body:
+        segments = _chat_segments(responses_messages(body), body.get("tools"))
     else:
         segments = _prompt_segments(body.get("prompt"))
     return _join(segments)

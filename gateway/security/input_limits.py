@@ -2,7 +2,8 @@
 
 Each limit has its own 400 with ``param`` naming the field and ``code`` naming the limit:
 number of messages, characters per message (text parts of structured content counted),
-characters of a completions prompt, ``n``, and ``max_tokens``/``max_completion_tokens``
+characters of a completions prompt (of an embeddings or Responses API ``input``, token ids
+counted as four characters), ``n``, and ``max_tokens``/``max_completion_tokens``
 above the cap, which is refused or clamped to the cap as the policy says. The body size
 limit is enforced while reading (``gateway/body.py``).
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gateway.classify.messages import message_texts
+from gateway.classify.messages import message_texts, prompt_chars
 from gateway.errors import InvalidRequest
 from gateway.policy.schema import InputLimits
 from gateway.request import ParsedRequest
@@ -26,6 +27,8 @@ def apply_input_limits(request: ParsedRequest, limits: InputLimits) -> ParsedReq
     _check_n(body, limits)
     if request.endpoint == "chat":
         _check_messages(body["messages"], limits)
+    elif "input" in body:  # embeddings, Responses API: the whole input against the prompt cap
+        _check_chars(prompt_chars(body), limits, "input")
     else:
         _check_prompt(body.get("prompt"), limits)
     clamped = _token_cap(body, limits)
@@ -61,15 +64,16 @@ def _check_messages(messages: list[Any], limits: InputLimits) -> None:
 
 
 def _check_prompt(prompt: object, limits: InputLimits) -> None:
-    cap = limits.max_prompt_chars
-    if cap is None:
-        return
     parts = [prompt] if isinstance(prompt, str) else prompt if isinstance(prompt, list) else []
-    chars = sum(len(p) for p in parts if isinstance(p, str))
-    if chars > cap:
+    _check_chars(sum(len(p) for p in parts if isinstance(p, str)), limits, "prompt")
+
+
+def _check_chars(chars: int, limits: InputLimits, param: str) -> None:
+    cap = limits.max_prompt_chars
+    if cap is not None and chars > cap:
         raise InvalidRequest(
-            f"The prompt has {chars} characters; the limit is {cap}.",
-            param="prompt",
+            f"The {param} has {chars} characters; the limit is {cap}.",
+            param=param,
             code="prompt_too_long",
         )
 

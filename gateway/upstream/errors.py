@@ -84,15 +84,17 @@ def from_status(
 
 
 def is_error_event(event: dict[str, Any]) -> bool:
-    """Whether a stream event is a backend's error report rather than a chunk."""
-    if event.get("object") == "error":
+    """Whether a stream event is a backend's error report rather than a chunk (the Responses
+    API's is a typed ``error`` event)."""
+    if event.get("object") == "error" or event.get("type") == "error":
         return True
     return event.get("error") is not None and "choices" not in event
 
 
 def from_event(event: dict[str, Any], backend: str, redactor: Redactor) -> GatewayError:
     """The gateway's error for an error event inside a stream (vLLM: ``{"error": {...,
-    "code": 400}}``, TGI: ``{"error": "...", "error_type": ...}``)."""
+    "code": 400}}``, TGI: ``{"error": "...", "error_type": ...}``, Responses API: ``{"type":
+    "error", "code": ..., "message": ...}``)."""
     error = event.get("error", event)
     code = error.get("code") if isinstance(error, dict) else None
     status = code if isinstance(code, int) and 400 <= code <= 599 else 500

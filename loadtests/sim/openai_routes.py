@@ -1,4 +1,5 @@
-"""vLLM's OpenAI-compatible routes: chat and text completions (streaming SSE or not), models.
+"""vLLM's OpenAI-compatible routes: chat and text completions (streaming SSE or not), models
+(the rest of vLLM's routes: ``vllm_extras.py``).
 
 Streaming sends one SSE chunk per engine step (as vLLM does), a final chunk carrying the
 finish reason, a usage chunk when ``stream_options.include_usage`` is set, then ``[DONE]``.
@@ -74,7 +75,7 @@ class OpenAIHandlers:
         # One API-server process: requests pass its front end one at a time.
         self._frontend_lock = asyncio.Lock()
 
-    async def _frontend(self) -> None:
+    async def frontend(self) -> None:
         """The profile's per-request API-server time, before the engine sees the request;
         requests queue for the front end (a single process) in arrival order."""
         delay = self.replica.profile.frontend_s
@@ -83,12 +84,15 @@ class OpenAIHandlers:
             async with self._frontend_lock:
                 await clock.sleep_until(clock.now() + delay)
 
-    def _start(self, body: Body, prompt: str, prefix: str) -> Generation:
+    def check_model(self, body: Body) -> None:
         model = body.get("model")
         # TGI serves one model and ignores the name asked for (clients send "tgi"); vLLM
         # refuses any name it does not serve.
         if self.replica.kind == "vllm" and model is not None and model != self.replica.served_model:
             raise SimRequestError(404, f"The model `{model}` does not exist.", "NotFoundError")
+
+    def start(self, body: Body, prompt: str, prefix: str) -> Generation:
+        self.check_model(body)
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         p = plan(
             self.replica,
@@ -105,8 +109,8 @@ class OpenAIHandlers:
             messages = body.get("messages")
             if not isinstance(messages, list) or not messages:
                 raise SimRequestError(400, "messages must be a non-empty list")
-            await self._frontend()
-            gen = self._start(body, chat_prompt(messages), "chatcmpl")
+            await self.frontend()
+            gen = self.start(body, chat_prompt(messages), "chatcmpl")
             return await self._respond(request, body, gen, "chat.completion", _chat_choice)
         except SimRequestError as exc:
             return error_response(exc)
@@ -121,8 +125,8 @@ class OpenAIHandlers:
                 prompt = " ".join(f"t{t}" for t in prompt)
             if not isinstance(prompt, str):
                 raise SimRequestError(400, "prompt must be a string or a list of token ids")
-            await self._frontend()
-            gen = self._start(body, prompt, "cmpl")
+            await self.frontend()
+            gen = self.start(body, prompt, "cmpl")
             return await self._respond(request, body, gen, "text_completion", _text_choice)
         except SimRequestError as exc:
             return error_response(exc)
@@ -205,8 +209,7 @@ def _text_choice(pieces: list[str], reason: str | None, stream: bool) -> dict[st
     }
 
 
-def openai_routes(replica: Replica) -> list[Route]:
-    h = OpenAIHandlers(replica)
+def openai_routes(h: OpenAIHandlers) -> list[Route]:
     return [
         Route("/v1/chat/completions", h.chat, methods=["POST"]),
         Route("/v1/completions", h.completions, methods=["POST"]),

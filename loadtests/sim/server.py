@@ -14,9 +14,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from loadtests.sim.openai_routes import openai_routes
+from loadtests.sim.openai_routes import OpenAIHandlers, openai_routes
 from loadtests.sim.replica import Replica
 from loadtests.sim.tgi_routes import tgi_routes
+from loadtests.sim.vllm_extras import vllm_extra_routes
 
 
 def build_app(replica: Replica) -> Starlette:
@@ -28,13 +29,16 @@ def build_app(replica: Replica) -> Starlette:
     async def metrics(request: Request) -> Response:
         return Response(generate_latest(replica.registry), media_type=CONTENT_TYPE_LATEST)
 
+    handlers = OpenAIHandlers(replica)
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        *openai_routes(replica),
+        *openai_routes(handlers),
     ]
     if replica.kind == "tgi":
         routes.extend(tgi_routes(replica))
+    else:
+        routes.extend(vllm_extra_routes(handlers))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -65,3 +65,19 @@ def generate(prompt: str, seed: int, n_tokens: int) -> Iterator[str]:
             yield "."
         else:
             yield " " + words[rng.randrange(len(words))]
+
+
+def _known_pieces() -> dict[int, str]:
+    """Ids of the pieces generated text is made of (each word with and without its space)."""
+    known = {}
+    for piece in (".", *WORDS, *(" " + w for w in WORDS)):
+        known[zlib.crc32(piece.encode()) % VOCAB_SIZE] = piece
+    return known
+
+
+_KNOWN = _known_pieces()
+
+
+def decode(ids: list[int]) -> str:
+    """Text of token ids: generated text comes back as it was; any other id as ``<id>``."""
+    return "".join(_KNOWN.get(i, f"<{i}>") for i in ids)

@@ -17,6 +17,9 @@ class Engine(StrEnum):
     LLAMACPP = "llamacpp"
 
 
+ExtraRoute = Literal["tokenize", "detokenize", "rerank", "score"]
+
+
 class BackendTls(_Strict):
     """TLS to an https:// backend (default: verify against the system's CAs)."""
 
@@ -66,6 +69,12 @@ class Backend(_Strict):
     trust_env: bool = Field(
         default=False,
         description="Use HTTP_PROXY/HTTPS_PROXY/ALL_PROXY/NO_PROXY from the environment",
+    )
+    extra_routes: list[ExtraRoute] = Field(
+        default_factory=list,
+        description="vLLM routes this backend serves beyond the OpenAI API, relayed by the "
+        "gateway: tokenize (/tokenize), detokenize (/detokenize), rerank (/v1/rerank), "
+        "score (/v1/score)",
     )
 
     @field_validator("url")

@@ -68,6 +68,27 @@ VALID: dict[str, tuple[Endpoint, dict[str, Any], str, bool]] = {
         "m",
         False,
     ),
+    "embeddings text": ("embeddings", {"model": "e", "input": "a text"}, "e", False),
+    "embeddings token ids, base64": (
+        "embeddings",
+        {"model": "e", "input": [[1, 2], [3]], "encoding_format": "base64", "dimensions": 8},
+        "e",
+        False,
+    ),
+    "responses text, streaming": (
+        "responses",
+        {"model": "r", "input": "hi", "stream": True, "max_output_tokens": 5, "store": False},
+        "r",
+        True,
+    ),
+    "responses items with instructions": (
+        "responses",
+        {"model": "r", "instructions": "be brief", "input": [{"role": "user", "content": "x"}]},
+        "r",
+        False,
+    ),
+    "tokenize passes through": ("tokenize", {"model": "t", "prompt": "hi"}, "t", False),
+    "rerank passes through": ("rerank", {"model": "t", "query": "q", "documents": []}, "t", False),
 }
 
 
@@ -122,6 +143,42 @@ INVALID: dict[str, tuple[Endpoint, bytes, str | None, str]] = {
         "Invalid value",
     ),
     "stream as string": ("chat", orjson.dumps({**CHAT_OK, "stream": "true"}), "stream", "boolean"),
+    "embeddings empty input": (
+        "embeddings",
+        orjson.dumps({"model": "e", "input": ""}),
+        "input",
+        "Invalid value",
+    ),
+    "embeddings stream": (
+        "embeddings",
+        orjson.dumps({"model": "e", "input": "x", "stream": True}),
+        "stream",
+        "Invalid value",
+    ),
+    "embeddings bad format": (
+        "embeddings",
+        orjson.dumps({"model": "e", "input": "x", "encoding_format": "hex"}),
+        "encoding_format",
+        "Invalid value",
+    ),
+    "responses missing input": (
+        "responses",
+        orjson.dumps({"model": "r"}),
+        "input",
+        "Missing required",
+    ),
+    "responses zero output tokens": (
+        "responses",
+        orjson.dumps({"model": "r", "input": "x", "max_output_tokens": 0}),
+        "max_output_tokens",
+        "Invalid value",
+    ),
+    "detokenize without model": (
+        "detokenize",
+        orjson.dumps({"tokens": [1]}),
+        "model",
+        "Missing required",
+    ),
     "stream_options wrong type": (
         "chat",
         orjson.dumps({**CHAT_OK, "stream_options": {"include_usage": "yes"}}),

@@ -108,6 +108,43 @@ def test_compiled_backends_carry_their_settings() -> None:
     assert compiled.source.health.failures_to_eject == 3
 
 
+TWO_BACKENDS = MINIMAL_POLICY.replace(
+    "models:",
+    """  - name: small-2
+    url: http://127.0.0.1:8002
+    model: org/small
+    pool: small
+    extra_routes: [tokenize, score]
+models:""",
+)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "first", "second"),
+    [
+        ("chat", True, True),
+        ("responses", True, True),
+        ("embeddings", True, True),
+        ("tokenize", False, True),
+        ("score", False, True),
+        ("rerank", False, False),
+    ],
+)
+def test_extra_routes_say_which_backends_serve_vllm_routes(
+    endpoint: str, first: bool, second: bool
+) -> None:
+    pool = load_policy_text(TWO_BACKENDS).pools["small"]
+    assert [b.serves(endpoint) for b in pool.backends] == [first, second]
+    assert pool.serves(endpoint) is (first or second)
+
+
+def test_unknown_extra_route_is_refused() -> None:
+    text = TWO_BACKENDS.replace("[tokenize, score]", "[tokenize, generate]")
+    with pytest.raises(PolicyError) as refused:
+        load_policy_text(text)
+    assert "extra_routes" in str(refused.value)
+
+
 def test_url_trailing_slash_is_stripped() -> None:
     compiled = load_policy_text(MINIMAL_POLICY.replace("8001", "8001/v1/"))
     assert compiled.backends[0].url == "http://127.0.0.1:8001/v1"

@@ -39,6 +39,21 @@ def test_completion_prompt_chars() -> None:
     assert error.code == "prompt_too_long"
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "raw"),
+    [
+        ("embeddings", b'{"model": "e", "input": ["abcd", "efgh"]}'),
+        ("embeddings", b'{"model": "e", "input": [1, 2, 3]}'),  # token ids: 4 characters each
+        ("responses", b'{"model": "r", "instructions": "abcd", "input": "efgh"}'),
+        ("responses", b'{"model": "r", "input": [{"role": "user", "content": "abcdefgh"}]}'),
+    ],
+)
+def test_input_chars(endpoint: str, raw: bytes) -> None:
+    error = _refused(raw, InputLimits(max_prompt_chars=7), endpoint)
+    assert (error.param, error.code) == ("input", "prompt_too_long")
+    assert apply_input_limits(parse_request(endpoint, raw), InputLimits(max_prompt_chars=12))  # type: ignore[arg-type]
+
+
 def test_n_limit() -> None:
     error = _refused(_chat(n=3), InputLimits(max_n=2))
     assert (error.param, error.code) == ("n", "n_too_large")

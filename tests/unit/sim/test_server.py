@@ -181,3 +181,24 @@ async def test_tgi_generate_stream_events(tgi: Running) -> None:
     for name in ("tgi_queue_size", "tgi_batch_current_size", "tgi_batch_current_max_tokens",
                  "tgi_request_duration_bucket", "tgi_request_queue_duration_bucket"):  # fmt: skip
         assert f"\n{name}" in metrics, name
+
+
+def test_detokenize_inverts_tokenize_on_generated_text() -> None:
+    from loadtests.sim import tokenizer
+
+    text = "".join(tokenizer.generate("a prompt", 3, 40))
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+    [unknown] = tokenizer.encode("zq")  # not a piece of generated text
+    assert tokenizer.decode([unknown]) == f"<{unknown}>"
+
+
+def test_embeddings_are_deterministic_unit_vectors() -> None:
+    from loadtests.sim.vllm_extras import embedding, relevance
+
+    first = embedding("a text")
+    assert first == embedding("a text") != embedding("b text")
+    assert len(first) == 64
+    assert len(embedding("b text", 8)) == 8
+    assert sum(v * v for v in first) == pytest.approx(1.0)
+    assert relevance("is the cache fast", "the cache is fast") == 1.0
+    assert relevance("cache", "queue") == 0.0
