@@ -89,7 +89,7 @@ class PrefixIndex:
         work = self._work.get(backend)
         if work is None:
             return 0.0
-        return work.amount * 0.5 ** (max(0.0, now - work.at) / self.work_half_life_s)
+        return float(work.amount * 0.5 ** (max(0.0, now - work.at) / self.work_half_life_s))
 
     def forget(self, keep: Iterable[str]) -> None:
         """Drop every backend not in ``keep`` (after a policy reload removed it)."""
