@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from gateway.admission.queue import Priority
 from gateway.backends.state import BackendRegistry
+from gateway.embedding import Vectors
 from gateway.errors import ServiceUnavailable
 from gateway.openai_api import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
@@ -35,6 +36,7 @@ class RequestContext:
     tenant: str | None = None  # from the gateway API key, when the policy has tenants
     cache: str | None = None  # the cache stage's result (x-gateway-cache)
     difficulty_vote: float | None = None  # kNN vote over exemplars (classify.knn), if on
+    query_vector: Vectors | None = None  # the question's embedding, for the learned model
 
 
 @dataclass(frozen=True, slots=True)

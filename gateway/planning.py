@@ -1,5 +1,6 @@
 """The plan stage: public model to pool, by a fixed mapping or, for ``route: auto``, by the
-request's classification and the policy's tier rules; then the chosen pool's context check.
+request's classification, the policy's tier rules and then its difficulty split
+(``classify/split.py``); then the chosen pool's context check.
 
 Classification (token estimate, length class, difficulty score; ``gateway/classify``) runs
 only when something needs it: an auto route, or a pool with ``max_context``. A request that
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gateway.classify import Classification, classify_chat, classify_completion
+from gateway.classify import Classification, classify_chat, classify_completion, with_model
 from gateway.classify.knn import blend_vote
 from gateway.classify.length import length_class
 from gateway.classify.messages import requested_max_tokens
@@ -45,6 +46,8 @@ def classify(ctx: RequestContext) -> Classification:
         classes = classify_chat(body["messages"], max_tokens=max_tokens, config=config)
     else:
         classes = classify_completion(body.get("prompt"), max_tokens=max_tokens, config=config)
+    if config.model is not None:  # the learned model ranks the score (no kNN blend)
+        return with_model(classes, config, ctx.query_vector)
     if ctx.difficulty_vote is None:
         return classes
     weight = ctx.policy.source.classify.knn.weight
@@ -79,6 +82,9 @@ def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
         tenant=ctx.tenant,
     )
     rule = first_match(policy.source.routing.rules, facts)
+    split, score = policy.auto_split, classes.difficulty.score
+    if rule is None and split is not None:
+        return Plan(policy.pools[split.pool(score)], f"{split.reason(score)};{classes.reason()}")
     if rule is None:
         return Plan(policy.pools[policy.default_pool], f"auto:default;{classes.reason()}")
     return Plan(policy.pools[rule.pool], f"rule:{rule.name};{classes.reason()}")

@@ -33,7 +33,9 @@ from gateway.policy.schema.pools import (
 )
 from gateway.policy.schema.rewrite import PrefixTracking, Rewrite, RewritePattern, VolatileKind
 from gateway.policy.schema.routing import (
+    AutoSplit,
     Classify,
+    DifficultyModelSettings,
     Knn,
     LengthName,
     PriorityName,
@@ -70,6 +72,7 @@ __all__ = [
     "Admin",
     "Admission",
     "Auth",
+    "AutoSplit",
     "Backend",
     "Breaker",
     "Cache",
@@ -77,6 +80,7 @@ __all__ = [
     "Classify",
     "Cluster",
     "Compression",
+    "DifficultyModelSettings",
     "Engine",
     "Health",
     "InputLimits",
