@@ -32,7 +32,7 @@ def banner(host: str, port: int) -> str:
     base = f"http://{host}:{port}"
     return f"""
 latency-gateway demo is up: simulated vLLM fleet (2 x Qwen2.5-1.5B, 2 x Llama-3.1-70B)
-  OpenAI API   {base}/v1          models: fast, smart, auto
+  OpenAI API   {base}/v1          models: fast, smart, auto (small or large by difficulty)
   dashboard    {base}/dashboard   (live: queues, shedding, TTFT, backends)
   metrics      {base}/metrics     readiness: {base}/readyz
   policy       {DEMO_POLICY} (edit it: the gateway reloads on save)
@@ -40,6 +40,8 @@ latency-gateway demo is up: simulated vLLM fleet (2 x Qwen2.5-1.5B, 2 x Llama-3.
 Try it:
   curl -s {base}/v1/chat/completions -H 'content-type: application/json' \\
     -d '{{"model": "fast", "messages": [{{"role": "user", "content": "Hello!"}}]}}'
+  echo '{{"messages": [{{"role": "user", "content": "Prove that primes never end."}}]}}' \\
+    | latency-gateway route --policy {DEMO_POLICY}     (where auto sends it, and why)
 
   from openai import OpenAI
   client = OpenAI(base_url="{base}/v1", api_key="demo")
