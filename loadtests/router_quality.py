@@ -5,7 +5,9 @@ Benchmarks (``routellm_data.py``): the *test* halves of MMLU and GSM8K (SHA-1 ru
 whole of MT-Bench (72 questions after decontamination, never fitted on: a transfer check).
 Metrics (``gateway/classify/routing_quality.py``): APGR, CPT(50%), CPT(80%), and the share of
 strong calls needed for 95% of the strong model's quality (the form of RouteLLM's headline
-claims). Routers, each scoring the prompt as one user message, as the gateway does:
+claims), and for the scores the gateway routes on, the share its default split
+(``routing.auto.large_share`` 0.3, calibrated on the training prompts) sends to the large
+pool. Routers, each scoring the prompt as one user message, as the gateway does:
 
 - ``random``: every prompt scored the same (the expectation of random routing);
 - ``heuristic``: the cue-word logistic score (``classify/difficulty.py``), what the gateway
@@ -38,6 +40,7 @@ from gateway.classify.knn import KnnVote
 from gateway.classify.model import DifficultyModel, load_model
 from gateway.classify.router_fit import prompt_features
 from gateway.classify.routing_quality import GapCurve
+from gateway.classify.split import split_threshold
 from gateway.embedding import SentenceEncoder, Vectors
 from loadtests import routellm_data as data
 from loadtests.embedding_cache import DEFAULT_CACHE, embeddings
@@ -58,6 +61,7 @@ class Row:
     cpt50: float
     cpt80: float
     calls_at_95: float  # strong-call share reaching 95% of the strong model's quality
+    split_share: float | None  # share the default split (large_share 0.3) sends large
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +87,18 @@ def calls_at(curve: GapCurve, weak: float, strong: float, share_of_strong: float
     return curve.cpt(target) if target > 0 else 0.0
 
 
-def evaluate(name: str, scores: Sequence[float], outcomes: Sequence[data.Outcome]) -> Row:
+def evaluate(
+    name: str,
+    scores: Sequence[float],
+    outcomes: Sequence[data.Outcome],
+    threshold: float | None = None,
+) -> Row:
     weak = [o.weak for o in outcomes]
     strong = [o.strong for o in outcomes]
     curve = GapCurve.of(scores, weak, strong)
     at95 = calls_at(curve, float(np.mean(weak)), float(np.mean(strong)), 0.95)
-    return Row(name, curve.apgr(), curve.cpt(0.5), curve.cpt(0.8), at95)
+    share = None if threshold is None else float(np.mean(np.asarray(scores) >= threshold))
+    return Row(name, curve.apgr(), curve.cpt(0.5), curve.cpt(0.8), at95, share)
 
 
 def routers(model: DifficultyModel, knn: KnnVote) -> dict[str, Callable[[Bench], list[float]]]:
@@ -123,14 +133,16 @@ def _features(bench: Bench) -> list[Features]:
 
 def _table(bench: str, rows: Sequence[Row]) -> str:
     lines = [
-        "| router | APGR | CPT(50%) | CPT(80%) | calls for 95% of GPT-4 |",
-        "|---|---|---|---|---|",
+        "| router | APGR | CPT(50%) | CPT(80%) | calls for 95% of GPT-4 | large, default split |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
+        split = "" if r.split_share is None else f"{r.split_share:.1%}"
         lines.append(
-            f"| {r.router} | {r.apgr:.3f} | {r.cpt50:.1%} | {r.cpt80:.1%} | {r.calls_at_95:.1%} |"
+            f"| {r.router} | {r.apgr:.3f} | {r.cpt50:.1%} | {r.cpt80:.1%} | {r.calls_at_95:.1%} "
+            f"| {split} |"
         )
-    lines.append(f"| RouteLLM (published headline) | | | | {ROUTELLM_CALLS_AT_95[bench]} |")
+    lines.append(f"| RouteLLM (published headline) | | | | {ROUTELLM_CALLS_AT_95[bench]} | |")
     return "\n".join(lines)
 
 
@@ -151,12 +163,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     knn = KnnVote.build(vectors[-len(prompts) :], labels)
     model = load_model(args.weights)
     scorers = routers(model, knn)
+    # The default split (large_share 0.3): its threshold for each score the gateway routes on.
+    thresholds = {
+        "heuristic": split_threshold(0.3, model, ranked=False),
+        "learned model": split_threshold(0.3, model, ranked=True),
+    }
     summary: dict[str, list[dict[str, object]]] = {}
     start = 0
     for name, outcomes in sets.items():
         bench = Bench(name, outcomes, vectors[start : start + len(outcomes)])
         start += len(outcomes)
-        rows = [evaluate(router, score(bench), outcomes) for router, score in scorers.items()]
+        rows = [
+            evaluate(router, score(bench), outcomes, thresholds.get(router))
+            for router, score in scorers.items()
+        ]
         summary[name] = [asdict(r) for r in rows]
         print(f"{name}: {len(outcomes)} prompts")
         print(_table(name, rows), flush=True)

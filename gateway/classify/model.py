@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from itertools import pairwise
+from operator import mul
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +99,17 @@ class DifficultyModel:
     quantiles: tuple[float, ...]  # raw gains at 0%, 1%, ..., 100% of the training prompts
     heuristic_quantiles: tuple[float, ...]  # heuristic scores, same prompts, same points
     about: str = ""  # what it was fitted on
+    _embeddings: npt.NDArray[np.float32] = field(init=False, repr=False)
+    _features: tuple[tuple[float, ...], tuple[float, ...]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.large.embedding.shape != self.small.embedding.shape:
             raise ValueError("both outcome models need the same embedding size")
+        # Laid out once for scoring: one float32 product for both embedding dot products.
+        embeddings = np.stack([self.large.embedding, self.small.embedding]).astype(np.float32)
+        object.__setattr__(self, "_embeddings", embeddings)
+        features = (tuple(self.large.features.tolist()), tuple(self.small.features.tolist()))
+        object.__setattr__(self, "_features", features)
         for name in ("quantiles", "heuristic_quantiles"):
             values = getattr(self, name)
             if len(values) != QUANTILE_POINTS or any(b < a for a, b in pairwise(values)):
@@ -114,18 +123,18 @@ class DifficultyModel:
         """The ranked score of a request whose embedding is ``vector``."""
         if vector.shape != self.large.embedding.shape:
             raise ValueError(f"the model needs {self.dim}-d embeddings, got {vector.shape}")
-        x = np.asarray(features.values(), dtype=np.float64)
-        along_large, along_small = (
-            float(self.large.embedding @ vector),
-            float(self.small.embedding @ vector),
-        )
-        p_large = self.large.probability(along_large, x)
-        p_small = self.small.probability(along_small, x)
+        along_large, along_small = (self._embeddings @ vector).tolist()
+        x = features.values()
+        w_large, w_small = self._features
+        p_large = _sigmoid(self.large.bias + along_large + sum(map(mul, w_large, x)))
+        p_small = _sigmoid(self.small.bias + along_small + sum(map(mul, w_small, x)))
         score = rank(p_large - p_small, self.quantiles)
         slope_large, slope_small = p_large * (1 - p_large), p_small * (1 - p_small)
-        shares = (slope_large * self.large.features - slope_small * self.small.features) * x
         parts = [("embedding", slope_large * along_large - slope_small * along_small)]
-        parts += list(zip(FEATURE_NAMES, shares.tolist(), strict=True))
+        parts += [
+            (name, (slope_large * a - slope_small * b) * value)
+            for name, a, b, value in zip(FEATURE_NAMES, w_large, w_small, x, strict=True)
+        ]
         parts.sort(key=lambda item: item[1], reverse=True)
         return Difficulty(score, score >= threshold, tuple(parts), source="model")
 
@@ -184,8 +193,8 @@ def rank(value: float, points: tuple[float, ...]) -> float:
     """Where ``value`` falls among the quantile ``points``, in [0, 1]; a value equal to a run
     of equal points takes the middle of the run."""
     last = len(points) - 1
-    low = int(np.searchsorted(points, value, side="left"))
-    high = int(np.searchsorted(points, value, side="right"))
+    low = bisect_left(points, value)
+    high = bisect_right(points, value)
     if high > low:  # equal to points[low:high]
         return (low + high - 1) / 2 / last
     if low == 0:
