@@ -99,11 +99,18 @@ def _hash_key(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check(args: argparse.Namespace) -> int:
+def _load(path: str | Path) -> CompiledPolicy | None:
+    """The compiled policy, or None once its problems are printed."""
     try:
-        policy = load_policy_file(args.policy)
+        return load_policy_file(path)
     except PolicyError as exc:
         print(exc.render(), file=sys.stderr)
+        return None
+
+
+def _check(args: argparse.Namespace) -> int:
+    policy = _load(args.policy)
+    if policy is None:
         return 1
     pools = ", ".join(f"{p.name} ({len(p.backends)} backends)" for p in policy.pools.values())
     print(
@@ -139,10 +146,8 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     )
     # httpx logs every upstream request at INFO: far too loud for a proxy.
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    try:
-        policy = load_policy_file(path)
-    except PolicyError as exc:
-        print(exc.render(), file=sys.stderr)
+    policy = _load(path)
+    if policy is None:
         return 1
     access = write_in_background(logging.getLogger(ACCESS_LOGGER), sys.stdout)
     app = build_app(policy, policy_path=path)
@@ -184,10 +189,8 @@ def _run_uvicorn(
 def _route(args: argparse.Namespace) -> int:
     from gateway.dry_run import DryRun, needs_encoder
 
-    try:
-        policy = load_policy_file(args.policy)
-    except PolicyError as exc:
-        print(exc.render(), file=sys.stderr)
+    policy = _load(args.policy)
+    if policy is None:
         return 1
     encoder = _encoder(policy.source.cache.semantic.model_path) if needs_encoder(policy) else None
     try:

@@ -16,17 +16,9 @@ from gateway.pipeline import RequestContext
 from gateway.planning import plan_pool
 from gateway.policy import PolicyError, load_policy_text
 from gateway.policy.compile import CompiledPolicy
+from tests.support.policies import SMALL_LARGE
 
-TWO_POOLS = """
-backends:
-  - {name: s0, url: "http://127.0.0.1:1", model: Qwen/Qwen2.5-1.5B-Instruct, pool: small}
-  - {name: l0, url: "http://127.0.0.1:2", model: meta-llama/Llama-3.1-70B-Instruct, pool: large}
-models:
-  auto: {route: auto}
-  fixed: {pool: small}
-routing:
-  default_pool: small
-"""
+TWO_POOLS = SMALL_LARGE + "routing:\n  default_pool: small\n"
 UNSIZED = TWO_POOLS.replace("Qwen/Qwen2.5-1.5B-Instruct", "m").replace(
     "meta-llama/Llama-3.1-70B-Instruct", "m"
 )

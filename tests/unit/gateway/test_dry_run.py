@@ -17,19 +17,9 @@ from gateway.cli import main
 from gateway.dry_run import DryRun, needs_encoder
 from gateway.embedding import Vectors
 from gateway.policy import load_policy_text
+from tests.support.policies import SMALL_LARGE
 
-POLICY = """
-backends:
-  - {name: s0, url: "http://127.0.0.1:1", model: Qwen/Qwen2.5-1.5B-Instruct, pool: small}
-  - {name: l0, url: "http://127.0.0.1:2", model: meta-llama/Llama-3.1-70B-Instruct, pool: large}
-models:
-  auto: {route: auto}
-  fixed: {pool: small}
-pools:
-  small: {max_context: 2000}
-routing:
-  default_pool: small
-"""
+POLICY = SMALL_LARGE + "pools:\n  small: {max_context: 2000}\nrouting:\n  default_pool: small\n"
 EASY = "Translate 'good morning' into French."
 HARD = (
     "Prove that the sum of the reciprocals of the primes diverges, derive each inequality "
