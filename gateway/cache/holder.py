@@ -3,9 +3,9 @@
 The embedder is kept across reloads while its own settings stay the same (loading torch
 and the model takes seconds); it serves the semantic cache, the learned difficulty model
 (``classify.model``) and the classifier's kNN vote (``classify.knn``), whose exemplars are
-embedded once the model is ready. Before the
-lifespan starts nothing runs; after, a new cache is started and the old one closed in
-background tasks, so a reload never waits on them.
+embedded once the model is ready. Before the lifespan starts nothing runs; after, a new
+cache is started and the old one closed in background tasks, so a reload never waits on
+them.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from gateway.classify.features import FEATURE_NAMES, Features
 
 Vector = npt.NDArray[np.float32]
 Weights = npt.NDArray[np.float64]
-FORMAT = "latency-gateway difficulty model 2"
+FORMAT = "latency-gateway difficulty model 1"
 QUANTILE_POINTS = 101  # 0%, 1%, ..., 100%
 # The encoder reads 256 word pieces at most: a longer text to embed for routing is cut here,
 # since the rest would only cost tokenizing time.
@@ -63,14 +63,9 @@ class Success:
     def __post_init__(self) -> None:
         if len(self.features) != len(FEATURE_NAMES):
             raise ValueError(f"need {len(FEATURE_NAMES)} feature weights ({FEATURE_NAMES})")
-        if not np.isfinite(self.bias) or not np.all(np.isfinite(self.embedding)):
+        finite = np.isfinite(self.bias) and np.all(np.isfinite(self.embedding))
+        if not finite or not np.all(np.isfinite(self.features)):
             raise ValueError("weights must be finite")
-        if not np.all(np.isfinite(self.features)):
-            raise ValueError("weights must be finite")
-
-    def probability(self, along: float, features: Weights) -> float:
-        """``along``: the embedding's dot product with this model's embedding weights."""
-        return _sigmoid(self.bias + along + float(self.features @ features))
 
     def to_json(self) -> dict[str, Any]:
         return {

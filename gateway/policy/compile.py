@@ -4,9 +4,8 @@ Checks: backend names and URLs are unique, every model names a known pool, every
 pool has backends, fallback and degrade pools exist, compression has a budget and its summary
 pool exists, tier rules name known pools and models, the routing default pool exists, the
 difficulty model's file loads and the difficulty split's pools are known
-(``difficulty_routing.py``). The
-result is hashed (SHA-256 of the canonical JSON of the validated policy) so the running policy
-can be identified.
+(``difficulty_routing.py``). The result is hashed (SHA-256 of the canonical JSON of the
+validated policy) so the running policy can be identified.
 """
 
 from __future__ import annotations

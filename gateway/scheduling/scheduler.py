@@ -4,10 +4,9 @@ Algorithm: ``picker.eligible`` filters the pool's replicas; a prefix no candidat
 to the level candidate with the least cached work (``placement``) when loads are level;
 otherwise each scorer with a non-zero weight scores the candidates in [0, 1] (``scorers``)
 and the candidate with the highest weighted sum wins, ties drawn with the pool's seeded
-RNG. The winner is then remembered as
-holding the prompt's prefix blocks (``prefix_index``) and as the session's replica
-(``x-gateway-session``, else the OpenAI ``user`` field), which is what the prefix and
-session scorers read on the next request.
+RNG. The winner is then remembered as holding the prompt's prefix blocks (``prefix_index``)
+and as the session's replica (``x-gateway-session``, else the OpenAI ``user`` field), which
+is what the prefix and session scorers read on the next request.
 
 Parameters: the pool's ``scheduling`` settings (weights, imbalance_guard,
 prefix_block_chars, prefix_blocks_per_backend, spread_new_prefixes, level_kv_usage,

@@ -39,11 +39,14 @@ class AutoSplit(_Strict):
 
     enabled: bool | None = Field(
         default=None,
-        description="Default: on when there are no tier rules and exactly two pools",
+        description="Default: on when there are no tier rules and two pools whose served"
+        " models' names state different sizes (1.5B, 70B); naming a pool turns it on",
     )
-    small: Name | None = Field(default=None, description="Default: routing.default_pool")
+    small: Name | None = Field(
+        default=None, description="Default: the smaller model's pool, else routing.default_pool"
+    )
     large: Name | None = Field(
-        default=None, description="Default: the pool that is not the small one (two pools)"
+        default=None, description="Default: the bigger model's pool, else the other of two"
     )
     large_share: float = Field(
         default=0.3,
@@ -86,8 +89,9 @@ class DifficultyModelSettings(_Strict):
     enabled: bool = False
     weights: str | None = Field(
         default=None,
-        description="Weights file written by `latency-gateway fit-router`; default: the bundled"
-        " weights (fitted on the training halves of RouteLLM's MMLU and GSM8K outcomes)",
+        description="Weights file written by `latency-gateway fit-router`, relative to the"
+        " working directory; default: the bundled weights (fitted on the training halves of"
+        " RouteLLM's MMLU and GSM8K outcomes)",
     )
 
 
