@@ -8,7 +8,8 @@ embedding the cache stage would make for routing (when the policy's learned diff
 or kNN vote needs one; the encoder is loaded offline, once), then the plan stage. Out comes
 one JSON line: ``pool``, ``score`` (the difficulty in [0, 1]), ``length`` (class),
 ``prompt_tokens``, ``reason`` (as in ``x-gateway-route-reason``); or the OpenAI-style
-``error`` the gateway would answer with, and its HTTP ``status``.
+``error`` the gateway would answer with, and its HTTP ``status``. A line carries no headers:
+it is planned at standard priority, with no tenant and no session.
 """
 
 from __future__ import annotations
