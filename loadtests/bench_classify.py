@@ -20,6 +20,7 @@ Parameters: ``--calls`` (samples per request kind).
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -97,12 +98,21 @@ def _requests() -> dict[str, dict[str, Any]]:
     }
 
 
-def _sample(fn: Callable[[], object], calls: int) -> tuple[list[float], list[float]]:
-    """Wall and thread-CPU microseconds per call. On a shared machine the wall tail is
-    mostly time spent descheduled; the CPU time is what the decision itself costs."""
+Sampler = Callable[[Callable[[], object], int], tuple[list[float], list[float]]]
+
+
+def _sample(
+    fn: Callable[[], object], calls: int, yield_first: bool = True
+) -> tuple[list[float], list[float]]:
+    """Wall and thread-CPU microseconds per call. With ``yield_first`` each call starts right
+    after ``sched_yield``: on a busy shared machine a 100 us call otherwise straddles another
+    process's time slice a few times in a hundred, which puts milliseconds of someone else's
+    work into the wall p99. The CPU time is what the decision itself costs either way."""
     fn()  # warm
     wall, cpu = [], []
     for _ in range(calls):
+        if yield_first:
+            os.sched_yield()
         start, start_cpu = time.perf_counter(), time.thread_time()
         fn()
         cpu.append((time.thread_time() - start_cpu) * 1e6)
@@ -131,7 +141,11 @@ def _decide(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="plan-stage cost per request")
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument(
+        "--no-yield", action="store_true", help="do not yield the CPU before each sample"
+    )
     args = parser.parse_args(argv)
+    sample: Sampler = partial(_sample, yield_first=not args.no_yield)
     policy = load_policy_text(POLICY)
     rows = [
         "| what | wall p50 us | wall p99 us | CPU p50 us | CPU p99 us |",
@@ -141,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(
         _row(
             f"estimate_tokens, {estimate_tokens(text)} tokens",
-            _sample(lambda: estimate_tokens(text), args.calls),
+            sample(lambda: estimate_tokens(text), args.calls),
         )
     )
     scheduler = Scheduler(time.monotonic)
@@ -154,15 +168,15 @@ def main(argv: list[str] | None = None) -> int:
         ctx = RequestContext("bench", 0.0, raw, policy, {})
         plan = plan_pool(ctx)
         label = f"{name} -> {plan.pool.name} ({plan.reason.split(';')[0]})"
-        rows.append(_row("plan_pool: " + label, _sample(partial(plan_pool, ctx), args.calls)))
+        rows.append(_row("plan_pool: " + label, sample(partial(plan_pool, ctx), args.calls)))
         decide = partial(_decide, ctx, scheduler, replicas)
-        rows.append(_row("plan + replica choice: " + label, _sample(decide, args.calls)))
-    rows += _split_rows(args.calls)
+        rows.append(_row("plan + replica choice: " + label, sample(decide, args.calls)))
+    rows += _split_rows(args.calls, sample)
     print("\n".join(rows))
     return 0
 
 
-def _split_rows(calls: int) -> list[str]:
+def _split_rows(calls: int, sample: Sampler) -> list[str]:
     rows = []
     vector = np.full(384, 384**-0.5, dtype=np.float32)  # the cache stage's embedding
     variants = (
@@ -176,7 +190,7 @@ def _split_rows(calls: int) -> list[str]:
             ctx = RequestContext("bench", 0.0, raw, policy, {}, query_vector=embedding)
             plan = plan_pool(ctx)
             label = f"split, {variant}: {name} -> {plan.pool.name}"
-            rows.append(_row("plan_pool: " + label, _sample(partial(plan_pool, ctx), calls)))
+            rows.append(_row("plan_pool: " + label, sample(partial(plan_pool, ctx), calls)))
     return rows
 
 
