@@ -118,7 +118,7 @@ def _check(args: argparse.Namespace) -> int:
         f"models: {', '.join(policy.model_names())}"
     )
     split = policy.auto_split
-    if split is not None:
+    if split is not None and any(route.auto for route in policy.models.values()):
         scored = "learned model" if policy.classify.model is not None else "heuristic"
         print(
             f"route: auto (after any tier rule): difficulty >= {split.threshold:.3f} ({scored}) "
