@@ -1,4 +1,5 @@
-"""Command line: ``latency-gateway serve | check | demo | schema | hash-key``."""
+"""Command line: ``latency-gateway serve | check | demo | route | fit-router | schema |
+hash-key``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from gateway.upstream.origin import url_form, way_notes
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from gateway.embedding import Encoder
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,6 +58,25 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--speed", type=float, default=1.0, help="simulated time / real time")
     demo.set_defaults(func=_demo)
 
+    route = sub.add_parser(
+        "route",
+        help="print the pool the gateway would choose for each request read as a JSON line",
+    )
+    route.add_argument("--policy", required=True, help="policy YAML file")
+    route.add_argument("--model", help="model for lines without one (default: the auto model)")
+    route.set_defaults(func=_route)
+
+    fit = sub.add_parser(
+        "fit-router", help="fit the learned difficulty model on labelled outcomes (JSON lines)"
+    )
+    fit.add_argument(
+        "data", help="lines of {prompt, weak_ok, strong_ok} or {prompt, weak_score, strong_score}"
+    )
+    fit.add_argument("--out", default="difficulty_model.json", help="weights file to write")
+    fit.add_argument("--l2", type=float, help="penalty (default: chosen by cross-validation)")
+    fit.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    fit.set_defaults(func=_fit_router)
+
     schema = sub.add_parser("schema", help="print the policy's JSON Schema")
     schema.set_defaults(func=_schema)
 
@@ -83,11 +105,18 @@ def _hash_key(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check(args: argparse.Namespace) -> int:
+def _load(path: str | Path) -> CompiledPolicy | None:
+    """The compiled policy, or None once its problems are printed."""
     try:
-        policy = load_policy_file(args.policy)
+        return load_policy_file(path)
     except PolicyError as exc:
         print(exc.render(), file=sys.stderr)
+        return None
+
+
+def _check(args: argparse.Namespace) -> int:
+    policy = _load(args.policy)
+    if policy is None:
         return 1
     pools = ", ".join(f"{p.name} ({len(p.backends)} backends)" for p in policy.pools.values())
     print(
@@ -98,6 +127,13 @@ def _check(args: argparse.Namespace) -> int:
         # Says which form of the URL was understood (server root or API base).
         notes = [url_form(spec.url), *way_notes(spec.origin)]
         print(f"  backend {spec.name} {spec.url}: {'; '.join(notes)}")
+    split = policy.auto_split
+    if split is not None and any(route.auto for route in policy.models.values()):
+        scored = "learned model" if policy.classify.model is not None else "heuristic"
+        print(
+            f"route: auto (after any tier rule): difficulty >= {split.threshold:.3f} ({scored}) "
+            f"to pool {split.large}, below to pool {split.small}"
+        )
     return 0
 
 
@@ -132,10 +168,8 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     )
     # httpx logs every upstream request at INFO: far too loud for a proxy.
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    try:
-        policy = load_policy_file(path)
-    except PolicyError as exc:
-        print(exc.render(), file=sys.stderr)
+    policy = _load(path)
+    if policy is None:
         return 1
     access = write_in_background(logging.getLogger(ACCESS_LOGGER), sys.stdout)
     app = build_app(policy, policy_path=path)
@@ -172,6 +206,61 @@ def _run_uvicorn(
         # the rest (which closes their upstream connections, so backends stop generating).
         timeout_graceful_shutdown=policy.source.server.drain_timeout_s,
     )
+
+
+def _route(args: argparse.Namespace) -> int:
+    from gateway.path.dry_run import DryRun, needs_encoder
+
+    policy = _load(args.policy)
+    if policy is None:
+        return 1
+    encoder = _encoder(policy.source.cache.semantic.model_path) if needs_encoder(policy) else None
+    try:
+        dry = DryRun(policy, args.model, encoder)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"route: classify.knn exemplars not usable: {exc}", file=sys.stderr)
+        return 1
+    for decision in dry.lines(sys.stdin):
+        print(json.dumps(decision), flush=True)
+    return 0
+
+
+def _fit_router(args: argparse.Namespace) -> int:
+    from gateway.classify.router_fit import (
+        L2_CANDIDATES,
+        choose_l2,
+        embed_all,
+        fit_model,
+        read_outcomes,
+    )
+
+    try:
+        rows = read_outcomes(args.data)
+    except (OSError, ValueError) as exc:
+        print(f"fit-router: {exc}", file=sys.stderr)
+        return 1
+    encoder = _encoder(None)
+    vectors = embed_all(encoder, [r.prompt for r in rows])
+    l2 = args.l2
+    try:
+        if l2 is None:
+            l2, means = choose_l2(rows, vectors, L2_CANDIDATES, folds=args.folds)
+            tried = ", ".join(f"l2 {k:g}: {v:.3f}" for k, v in means.items())
+            print(f"cross-validated APGR ({args.folds} folds): {tried}", file=sys.stderr)
+        fitted = fit_model(rows, vectors, l2=l2, about=f"fit-router on {args.data} (l2 {l2:g})")
+    except ValueError as exc:
+        print(f"fit-router: {exc}", file=sys.stderr)
+        return 1
+    Path(args.out).write_text(json.dumps(fitted.model.to_json(), indent=1) + "\n")
+    print(f"{args.out}: {len(rows)} prompts, l2 {l2:g}; set classify.model.weights to it")
+    return 0
+
+
+def _encoder(model_path: str | None) -> Encoder:
+    from gateway.embedding import SentenceEncoder
+
+    print("loading the embedding model...", file=sys.stderr)
+    return SentenceEncoder(model_path)
 
 
 def _schema(args: argparse.Namespace) -> int:

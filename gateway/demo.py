@@ -23,7 +23,6 @@ from types import FrameType
 
 from gateway.children import StartupError, running
 from gateway.policy.compile import CompiledPolicy
-from gateway.policy.schema import Rule
 
 FLEET_ARGV = (sys.executable, "-m", "loadtests.sim", "--fleet", "demo")
 START_TIMEOUT_S = 60.0
@@ -68,20 +67,25 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def auto_routing(rules: Sequence[Rule], default_pool: str) -> str:
-    """How the policy's tier rules send ``route: auto`` requests, one rule a line."""
+def auto_routing(policy: CompiledPolicy) -> str:
+    """How ``route: auto`` requests go: the tier rules, one a line, then the difficulty split
+    (or the default pool)."""
     lines = []
-    for rule in rules:
+    for rule in policy.source.routing.rules:
         when = ", ".join(f"{k} {v}" for k, v in rule.when.model_dump(exclude_none=True).items())
         lines.append(f"rule {rule.name}: {when} -> {rule.pool}")
-    lines.append(f"otherwise -> {default_pool}")
+    split = policy.auto_split
+    if split is None:
+        lines.append(f"otherwise -> {policy.default_pool}")
+    else:
+        lines.append(f"difficulty >= {split.threshold:.2f} -> {split.large}, else -> {split.small}")
     return "\n".join(f"               {line}" for line in lines)
 
 
 def banner(host: str, port: int, policy_path: Path, policy: CompiledPolicy) -> str:
     base = f"http://{host}:{port}"
-    routing = auto_routing(policy.source.routing.rules, policy.default_pool)
-    hard = "Prove that there are infinitely many primes."
+    routing = auto_routing(policy)
+    hard = "Derive the closed form of the sum of the first n squares and prove it by induction."
     return f"""
 latency-gateway demo is up: simulated vLLM fleet (2 x Qwen2.5-1.5B, 2 x Llama-3.1-70B)
   OpenAI API   {base}/v1          models: fast, smart, auto

@@ -138,7 +138,8 @@ class Gateway:
         self.report.redactor = policy.redactor
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
-        self.caches.reconcile(policy.source.cache, policy.source.classify.knn)
+        classify = policy.source.classify
+        self.caches.reconcile(policy.source.cache, classify.knn, classify.model.enabled)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
         if self.budget is None or self.budget.settings != settings:
             self.budget = RetryBudget(settings, self.clock)

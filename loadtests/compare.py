@@ -93,9 +93,7 @@ def direct_run(
             metrics_urls=[r.url + "/metrics" for r in chosen],
         )  # fmt: skip
         if counters:
-            summary["fleet_counters"] = read_counters(
-                [r.url + "/metrics" for r in chosen], counters
-            )
+            summary.update(_counters([r.url + "/metrics" for r in chosen], counters))
         return summary, result
 
 
@@ -124,8 +122,15 @@ def gateway_run(
             mapped, [Target(gateway_url)], out, mode="gateway", metrics_urls=metrics
         )
         if counters:
-            summary["fleet_counters"] = read_counters([r.url + "/metrics" for r in reps], counters)
+            summary.update(_counters([r.url + "/metrics" for r in reps], counters))
         return summary, result
+
+
+def _counters(urls: Sequence[str], names: Sequence[str]) -> dict[str, Any]:
+    """The replicas' counters, summed (``fleet_counters``) and per replica."""
+    each = {url: read_counters([url], names) for url in urls}
+    total = {name: sum(c[name] for c in each.values()) for name in names}
+    return {"fleet_counters": total, "replica_counters": each}
 
 
 def _fields(spec: LoadSpec) -> dict[str, Any]:

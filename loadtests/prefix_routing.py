@@ -1,6 +1,7 @@
-"""``python -m loadtests.prefix_routing``: prefix-cache hits and TTFT, by routing and rewriting.
+"""``python -m loadtests.prefix_routing``: prefix-cache hits, spread and TTFT, by routing and
+rewriting.
 
-Four runs on the prefix fleet (four L4-sized replicas, ``loadtests/sim/fleets/prefix.yaml``),
+Six runs on the prefix fleet (four L4-sized replicas, ``loadtests/sim/fleets/prefix.yaml``),
 each on a freshly started fleet so every run starts with cold caches, same seed:
 
 - ``round_robin``: ``tenant_prefix`` straight to the replicas in turn (issue 6's baseline);
@@ -8,11 +9,15 @@ each on a freshly started fleet so every run starts with cold caches, same seed:
   load, sessions) — issue 6 item 7;
 - ``rewrite_off`` / ``rewrite_on``: ``tenant_prefix_volatile`` (a timestamp and request id
   at the head of each system prompt) through the gateway with canonicalisation off, then on
-  — issue 7 item 4.
+  — issue 7 item 4;
+- ``spread_off`` / ``spread_on``: ``tenant_spread`` (8 tenants with their own 800-token
+  system prompts, a request now and then) through the gateway with
+  ``scheduling.spread_new_prefixes`` off, then on (the default) — issue 22 item 6.
 
 The prefix-cache hit rate is the replicas' own ``vllm:prefix_cache_hits_total`` over
-``vllm:prefix_cache_queries_total`` (prompt tokens found cached / prompt tokens), read at
-the end of each run. Prints a table and writes ``report.md`` and ``summary.json``.
+``vllm:prefix_cache_queries_total`` (prompt tokens found cached / prompt tokens), the
+busiest replica's share its ``vllm:request_success_total`` over all replicas', read at the
+end of each run. Prints a table and writes ``report.md`` and ``summary.json``.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from loadtests.sim.fleet import FleetConfig, load_fleet
 
 ROOT = Path(__file__).resolve().parent
 HITS, QUERIES = "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"
-RUNS = ("round_robin", "gateway", "rewrite_off", "rewrite_on")
+SERVED = "vllm:request_success_total"
+RUNS = ("round_robin", "gateway", "rewrite_off", "rewrite_on", "spread_off", "spread_on")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +46,7 @@ class Run:
     name: str
     workload: str
     rewrite: bool | None  # None: straight to the replicas
+    spread: bool = True  # scheduling.spread_new_prefixes
 
 
 PLAN = {
@@ -47,6 +54,8 @@ PLAN = {
     "gateway": Run("gateway", "tenant_prefix", True),
     "rewrite_off": Run("rewrite_off", "tenant_prefix_volatile", False),
     "rewrite_on": Run("rewrite_on", "tenant_prefix_volatile", True),
+    "spread_off": Run("spread_off", "tenant_spread", True, spread=False),
+    "spread_on": Run("spread_on", "tenant_spread", True),
 }
 
 
@@ -63,9 +72,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _policy(fleet: FleetConfig, rewrite: bool, path: Path) -> Path:
+def _policy(fleet: FleetConfig, run: Run, path: Path) -> Path:
     policy = policy_for(fleet, max_inflight=128)
-    policy["rewrite"] = {"enabled": rewrite}
+    policy["rewrite"] = {"enabled": run.rewrite}
+    scheduling = {"spread_new_prefixes": run.spread}
+    policy["pools"] = {group.name: {"scheduling": scheduling} for group in fleet.groups}
     write_policy(path, policy)
     return path
 
@@ -78,13 +89,13 @@ def _one(run: Run, fleet: FleetConfig, args: argparse.Namespace) -> dict[str, An
         duration_s=args.duration,
         plots=False,
     )
-    counters = (HITS, QUERIES)
+    counters = (HITS, QUERIES, SERVED)
     sub = argparse.Namespace(**{**vars(args), "out": args.out})
     if run.rewrite is None:
         sub.out = args.out / run.name
         summary, _ = direct_run(spec, fleet, args.fleet, None, sub, counters)
     else:
-        policy = _policy(fleet, run.rewrite, args.out / f"{run.name}.policy.yaml")
+        policy = _policy(fleet, run, args.out / f"{run.name}.policy.yaml")
         summary, _ = gateway_run(spec, fleet, args.fleet, policy, sub, counters, name=run.name)
     return summary
 
@@ -92,11 +103,14 @@ def _one(run: Run, fleet: FleetConfig, args: argparse.Namespace) -> dict[str, An
 def _row(run: Run, summary: dict[str, Any]) -> dict[str, Any]:
     counters = summary["fleet_counters"]
     queries = counters[QUERIES]
+    served = [c[SERVED] for c in summary["replica_counters"].values()]
     ttft = summary["ttft_ms"]
     return {
         "run": run.name,
         "workload": run.workload,
         "prefix_hit_rate": counters[HITS] / queries if queries else None,
+        "busiest_share": max(served) / sum(served) if sum(served) else None,
+        "served_per_replica": served,
         "ttft_p50_ms": ttft["p50"],
         "ttft_p99_ms": ttft["p99"],
         "requests": summary["requests"],
@@ -106,12 +120,16 @@ def _row(run: Run, summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _table(rows: Sequence[dict[str, Any]]) -> str:
-    head = "| run | workload | prefix hit rate | TTFT p50 ms | TTFT p99 ms | requests | errors |"
-    lines = [head, "|---|---|---|---|---|---|---|"]
+    head = (
+        "| run | workload | prefix hit rate | busiest replica | TTFT p50 ms | TTFT p99 ms |"
+        " requests | errors |"
+    )
+    lines = [head, "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         hit = "n/a" if r["prefix_hit_rate"] is None else f"{r['prefix_hit_rate']:.1%}"
+        busiest = "n/a" if r["busiest_share"] is None else f"{r['busiest_share']:.0%}"
         lines.append(
-            f"| {r['run']} | {r['workload']} | {hit} | {r['ttft_p50_ms']:.0f} | "
+            f"| {r['run']} | {r['workload']} | {hit} | {busiest} | {r['ttft_p50_ms']:.0f} | "
             f"{r['ttft_p99_ms']:.0f} | {r['requests']} | {r['error_rate']:.1%} |"
         )
     return "\n".join(lines)
@@ -127,6 +145,12 @@ def _ratios(rows: dict[str, dict[str, Any]]) -> list[str]:
                 f"{issue}: {after} vs {before}: TTFT p50 {a['ttft_p50_ms'] / b['ttft_p50_ms']:.2f}x"
                 f" lower, p99 {a['ttft_p99_ms'] / b['ttft_p99_ms']:.2f}x lower"
             )
+    off, on = rows.get("spread_off"), rows.get("spread_on")
+    if off and on and off["busiest_share"] is not None and on["busiest_share"] is not None:
+        out.append(
+            f"issue 22: busiest replica {off['busiest_share']:.0%} of requests with "
+            f"spread_new_prefixes off, {on['busiest_share']:.0%} on (25% = even over 4)"
+        )
     return out
 
 

@@ -1,10 +1,11 @@
 """The cache of a running gateway, rebuilt when a policy reload changes its settings.
 
 The embedder is kept across reloads while its own settings stay the same (loading torch
-and the model takes seconds); it serves the semantic cache and the classifier's kNN vote
-(``classify.knn``), whose exemplars are embedded once the model is ready. Before the
-lifespan starts nothing runs; after, a new cache is started and the old one closed in
-background tasks, so a reload never waits on them.
+and the model takes seconds); it serves the semantic cache, the learned difficulty model
+(``classify.model``) and the classifier's kNN vote (``classify.knn``), whose exemplars are
+embedded once the model is ready. Before the lifespan starts nothing runs; after, a new
+cache is started and the old one closed in background tasks, so a reload never waits on
+them.
 """
 
 from __future__ import annotations
@@ -30,20 +31,23 @@ class CacheHolder:
         self._clock = clock
         self.cache: ResponseCache | None = None
         self.knn: KnnVote | None = None  # set once the exemplars are embedded
-        self._settings: tuple[CacheSettings, Knn] | None = None
+        self._settings: tuple[CacheSettings, Knn, bool] | None = None
         self._embedder: EmbedderSlot | None = None
         self._running = False
         self._tasks: set[asyncio.Task[None]] = set()
         metrics.cache_entries.set_function(lambda: len(self.cache.index) if self.cache else 0)
 
-    def reconcile(self, settings: CacheSettings, knn: Knn | None = None) -> None:
+    def reconcile(
+        self, settings: CacheSettings, knn: Knn | None = None, for_routing: bool = False
+    ) -> None:
+        """``for_routing``: the learned difficulty model needs embeddings too."""
         knn = knn if knn is not None else Knn()
-        if (settings, knn) == self._settings:
+        if (settings, knn, for_routing) == self._settings:
             return
         before = self._settings
-        self._settings = (settings, knn)
+        self._settings = (settings, knn, for_routing)
         old, old_embedder = self.cache, self._embedder
-        self._embedder = self._embedder_for(settings, knn)
+        self._embedder = self._embedder_for(settings, knn.enabled or for_routing)
         # A change to the kNN settings alone keeps the cached answers.
         keep = before is not None and before[0] == settings and self._embedder is old_embedder
         if not keep:
@@ -67,14 +71,16 @@ class CacheHolder:
             self._embedder.start()
         self._start_knn()
 
-    async def embed(self, text: str) -> Vectors | None:
-        """The text's embedding, or None while the model is not ready (or overloaded)."""
+    async def embed(self, text: str, timeout_s: float | None = None) -> Vectors | None:
+        """The text's embedding, or None while the model is not ready (or overloaded, or
+        slower than ``timeout_s``)."""
         batcher = self._embedder.batcher if self._embedder is not None else None
         if batcher is None:
             return None
         try:
-            return await batcher.embed(text)
-        except BatcherClosed:
+            async with asyncio.timeout(timeout_s):
+                return await batcher.embed(text)
+        except (BatcherClosed, TimeoutError):
             return None
 
     def loading(self) -> bool:
@@ -117,9 +123,10 @@ class CacheHolder:
         if self._embedder is embedder and self._settings is not None and self._settings[1] == knn:
             self.knn = vote  # unless a reload replaced the settings meanwhile
 
-    def _embedder_for(self, settings: CacheSettings, knn: Knn) -> EmbedderSlot | None:
+    def _embedder_for(self, settings: CacheSettings, classify: bool) -> EmbedderSlot | None:
+        """``classify``: the classifier needs embeddings (kNN vote or learned model)."""
         semantic = settings.semantic
-        if not (settings.enabled and semantic.enabled) and not knn.enabled:
+        if not (settings.enabled and semantic.enabled) and not classify:
             return None
         wanted = EmbedderSettings(semantic.model_path, semantic.max_batch, semantic.threads)
         if self._embedder is not None and self._embedder.settings == wanted:

@@ -11,6 +11,7 @@ from gateway.classify.classifier import (
     classify_chat,
     classify_completion,
     request_features,
+    with_model,
 )
 from gateway.classify.context import ContextFit, check_context
 from gateway.classify.difficulty import Difficulty, DifficultyWeights, score_difficulty
@@ -53,4 +54,5 @@ __all__ = [
     "request_features",
     "requested_max_tokens",
     "score_difficulty",
+    "with_model",
 ]

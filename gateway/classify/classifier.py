@@ -9,13 +9,14 @@ config always give the same ``Classification``. Parameters live in ``ClassifyCon
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gateway.classify.difficulty import Difficulty, DifficultyWeights, score_difficulty
 from gateway.classify.estimate import EstimateCounter
 from gateway.classify.features import FeatureConfig, Features, extract_features
 from gateway.classify.length import LengthClass, LengthThresholds, length_class
 from gateway.classify.messages import Message, chat_shape
+from gateway.classify.model import DifficultyModel, Vector
 from gateway.classify.tokens import TokenCounter, count_prompt
 
 _ESTIMATE = EstimateCounter()
@@ -29,6 +30,7 @@ class ClassifyConfig:
     length: LengthThresholds = field(default_factory=LengthThresholds)
     features: FeatureConfig = field(default_factory=FeatureConfig)
     weights: DifficultyWeights = field(default_factory=DifficultyWeights)
+    model: DifficultyModel | None = None  # the learned model (classify.model), when on
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +48,11 @@ class Classification:
         return self.difficulty.hard
 
     def reason(self, top: int = 2) -> str:
-        """Compact, header-safe summary, e.g. ``len=short;diff=0.83;top=code+reasoning``."""
+        """Compact, header-safe summary, e.g. ``len=short;diff=0.83;top=math+code;by=model``."""
         text = f"len={self.length.value};diff={self.difficulty.score:.2f}"
         reasons = self.difficulty.reasons(top)
-        return text + (";top=" + "+".join(reasons) if reasons else "")
+        text += ";top=" + "+".join(reasons) if reasons else ""
+        return text + (f";by={self.difficulty.source}" if self.difficulty.source else "")
 
 
 def classify_chat(
@@ -86,6 +89,20 @@ def classify_completion(
         ask, prompt_tokens=tokens, max_tokens=max_tokens, user_turns=1, config=config.features
     )
     return _classification(tokens, counter.exact, features, config)
+
+
+def with_model(
+    classes: Classification, config: ClassifyConfig, vector: Vector | None
+) -> Classification:
+    """``classes`` scored by the learned model (its heuristic fallback without ``vector``);
+    unchanged when the policy has no model."""
+    model = config.model
+    if model is None:
+        return classes
+    threshold = config.weights.threshold
+    if vector is None:
+        return replace(classes, difficulty=model.fallback(classes.difficulty, threshold))
+    return replace(classes, difficulty=model.score(classes.features, vector, threshold))
 
 
 def request_features(

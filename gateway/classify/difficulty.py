@@ -65,6 +65,7 @@ class Difficulty:
     score: float
     hard: bool
     contributions: tuple[tuple[str, float], ...]  # (feature, weight * value), largest first
+    source: str = ""  # "model" or "heuristic" when a learned model ranks the score
 
     def reasons(self, top: int = 2) -> tuple[str, ...]:
         """Names of the ``top`` features that pushed the score up the most."""

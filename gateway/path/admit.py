@@ -41,7 +41,9 @@ async def admit(
     plan: Plan,
 ) -> Admitted:
     pool = admissions[plan.pool.name]
-    smaller = pool.settings.degrade_to or ctx.policy.default_pool
+    split = ctx.policy.auto_split
+    routed_small = split.small if split is not None else ctx.policy.default_pool
+    smaller = pool.settings.degrade_to or routed_small
     degradable = smaller != plan.pool.name and may_degrade(ctx, plan, smaller)
     request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=degradable)
     decision = pool.check(request)

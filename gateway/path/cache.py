@@ -5,8 +5,9 @@ as JSON or replayed as an event stream. A miss returns the capture that stores t
 once the proxy has relayed it whole. Every response says ``x-gateway-cache``: ``miss``,
 ``exact``, ``semantic`` or ``bypass`` (cache off, request not deterministic, or the client's
 ``x-gateway-cache: bypass``; every endpoint but chat and completions). With
-``classify.knn`` on, an auto-routed request also gets its kNN difficulty vote here, from the
-same embedding (embedded once, for both).
+``classify.model`` or ``classify.knn`` on, an auto-routed request also gets here the
+embedding the learned difficulty model reads (and its kNN vote), the same vector the cache
+lookup made when it made one: one embedding per request.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from gateway.cache.capture import AnswerCapture
 from gateway.cache.keys import query_text
 from gateway.cache.replay import fresh_answer, stream_chunks
 from gateway.cache.service import BYPASS, Lookup
+from gateway.classify.model import ROUTING_TEXT_CHARS
 from gateway.edge import sse
 from gateway.edge.disconnect import DisconnectWatch
 from gateway.edge.responses import json_response
@@ -38,7 +40,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Cached:
-    ctx: RequestContext  # with the kNN difficulty vote when there is one
+    ctx: RequestContext  # with the routing embedding and kNN vote when there are any
     response: Response | None = None  # a hit, answered
     capture: AnswerCapture | None = None  # a miss whose answer is to be stored
     vector: Vectors | None = None  # the question's embedding, when the lookup made one
@@ -48,22 +50,27 @@ async def cache_stage(
     gateway: Gateway, ctx: RequestContext, headers: dict[str, str], watch: DisconnectWatch
 ) -> Cached:
     cached = await _lookup(gateway, ctx, headers, watch)
-    if cached.response is not None or gateway.caches.knn is None:
+    knn, learned = gateway.caches.knn, ctx.policy.classify.model is not None
+    if cached.response is not None or (knn is None and not learned):
         return cached
-    vote = await _knn_vote(gateway, ctx, cached)
-    return cached if vote is None else replace(cached, ctx=replace(ctx, difficulty_vote=vote))
-
-
-async def _knn_vote(gateway: Gateway, ctx: RequestContext, cached: Cached) -> float | None:
-    knn, request = gateway.caches.knn, ctx.request
-    route = ctx.policy.models.get(request.model)
-    if knn is None or route is None or not route.auto:
-        return None  # only the gateway's own routing choices use the difficulty score
-    vector = cached.vector
+    vector = await _routing_vector(gateway, ctx, cached)
     if vector is None:
-        text = query_text(request.endpoint, request.body)
-        vector = await gateway.caches.embed(text) if text else None
-    return None if vector is None else knn.vote(vector)
+        return cached
+    vote = knn.vote(vector) if knn is not None else None
+    routed = replace(ctx, difficulty_vote=vote, query_vector=vector if learned else None)
+    return replace(cached, ctx=routed)
+
+
+async def _routing_vector(gateway: Gateway, ctx: RequestContext, cached: Cached) -> Vectors | None:
+    request = ctx.request
+    route = ctx.policy.models.get(request.model)
+    if route is None or not route.auto:
+        return None  # only the gateway's own routing choices use the difficulty score
+    if cached.vector is not None:
+        return cached.vector  # one embedding serves the cache and the routing
+    text = query_text(request.endpoint, request.body)
+    timeout = ctx.policy.source.cache.semantic.embed_timeout_s
+    return await gateway.caches.embed(text[:ROUTING_TEXT_CHARS], timeout) if text else None
 
 
 async def _lookup(

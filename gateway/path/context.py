@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gateway.admission.queue import Priority
+from gateway.embedding import Vectors
 from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.request import ParsedRequest
 from gateway.tracing.marks import StageMarks
@@ -26,6 +27,7 @@ class RequestContext:
     tenant: str | None = None  # from the gateway API key, when the policy has tenants
     cache: str | None = None  # the cache stage's result (x-gateway-cache)
     difficulty_vote: float | None = None  # kNN vote over exemplars (classify.knn), if on
+    query_vector: Vectors | None = None  # the question's embedding, for the learned model
     deadline: float | None = None  # from x-gateway-deadline-ms, on the clock of ``arrival``
 
 

@@ -1,5 +1,6 @@
 """The plan stage: public model to pool, by a fixed mapping or, for ``route: auto``, by the
-request's classification and the policy's tier rules; then the chosen pool's context check.
+request's classification, the policy's tier rules and then its difficulty split
+(``classify/split.py``); then the chosen pool's context check.
 
 Tier rules: the first rule whose conditions all hold wins. Conditions (each optional, all
 given ones must hold): the request's length class, bounds on its difficulty score, its
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gateway.classify import Classification, classify_chat, classify_completion
+from gateway.classify import Classification, classify_chat, classify_completion, with_model
 from gateway.classify.knn import blend_vote
 from gateway.classify.length import length_class
 from gateway.classify.messages import prompt_chars, requested_max_tokens, responses_messages
@@ -57,6 +58,8 @@ def classify(ctx: RequestContext) -> Classification:
     else:
         prompt = body.get("prompt", body.get("input"))  # embeddings: the input
         classes = classify_completion(prompt, max_tokens=max_tokens, config=config)
+    if config.model is not None:  # the learned model ranks the score (no kNN blend)
+        return with_model(classes, config, ctx.query_vector)
     if ctx.difficulty_vote is None:
         return classes
     weight = ctx.policy.source.classify.knn.weight
@@ -103,6 +106,14 @@ def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
         tenant=ctx.tenant,
     )
     rule = first_match(policy.source.routing.rules, facts)
+    split, score = policy.auto_split, classes.difficulty.score
+    if rule is None and split is not None:
+        large = split.pool(score) == split.large
+        return Plan(
+            policy.pools[split.pool(score)],
+            f"{split.reason(score)};{classes.reason()}",
+            difficulty_margin=score - split.threshold if large else None,
+        )
     if rule is None:
         return Plan(policy.pools[policy.default_pool], f"auto:default;{classes.reason()}")
     bound = rule.when.difficulty_at_least

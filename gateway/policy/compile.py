@@ -2,9 +2,10 @@
 
 Checks: backend names and URLs are unique, every model names a known pool, every declared
 pool has backends, fallback and degrade pools exist, compression has a budget and its summary
-pool exists, tier rules name known pools and models, the routing default pool exists. The
-result is hashed (SHA-256 of the canonical JSON of the validated policy) so the running policy
-can be identified.
+pool exists, tier rules name known pools and models, the routing default pool exists, the
+difficulty model's file loads and the difficulty split's pools are known
+(``difficulty_routing.py``). The result is hashed (SHA-256 of the canonical JSON of the
+validated policy) so the running policy can be identified.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from types import MappingProxyType
 import orjson
 
 from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
+from gateway.classify.model import DifficultyModel
+from gateway.classify.split import DifficultySplit
+from gateway.policy.difficulty_routing import difficulty_routing
 from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.origins import backend_origins
 from gateway.policy.schema import Engine, Policy, Pool, Timeouts
@@ -96,6 +100,7 @@ class CompiledPolicy:
     classify: ClassifyConfig
     rewrite: RewriteConfig
     checks_context: bool  # some pool has max_context, so every request is classified
+    auto_split: DifficultySplit | None = None  # route: auto by difficulty (routing.auto)
     keys: KeyRing = field(default_factory=KeyRing.empty)  # gateway API keys -> tenant names
     admin_keys: KeyRing = field(default_factory=KeyRing.empty)
     # Its secret values (upstream keys, URL passwords), kept out of answers, errors and logs.
@@ -119,6 +124,8 @@ def compile_policy(
     secrets = _upstream_secrets(policy, env, problems)
     origins = backend_origins(policy, env, problems)
     rewrite = _rewrite_config(policy, problems)
+    default_pool = policy.routing.default_pool or policy.backends[0].pool
+    difficulty = difficulty_routing(policy, default_pool, problems)
     if problems or rewrite is None:
         raise PolicyError(source, problems)
     pools = _build_pools(policy, secrets, origins)
@@ -126,14 +133,14 @@ def compile_policy(
         name: ModelRoute(public_name=name, pool=m.pool, auto=m.route == "auto")
         for name, m in policy.models.items()
     }
-    default_pool = policy.routing.default_pool or policy.backends[0].pool
     return CompiledPolicy(
         source=policy,
         pools=MappingProxyType(pools),
         models=MappingProxyType(models),
         default_pool=default_pool,
         digest=policy_digest(policy),
-        classify=_classify_config(policy),
+        classify=_classify_config(policy, difficulty.model),
+        auto_split=difficulty.split,
         rewrite=rewrite,
         checks_context=any(p.max_context is not None for p in policy.pools.values()),
         keys=build_tenant_keys(policy),
@@ -181,11 +188,12 @@ def _rewrite_config(policy: Policy, problems: list[FieldProblem]) -> RewriteConf
         return None
 
 
-def _classify_config(policy: Policy) -> ClassifyConfig:
+def _classify_config(policy: Policy, model: DifficultyModel | None) -> ClassifyConfig:
     settings = policy.classify
     return ClassifyConfig(
         length=LengthThresholds(medium_from=settings.medium_from, long_from=settings.long_from),
         weights=replace(DifficultyWeights(), threshold=settings.difficulty_threshold),
+        model=model,
     )
 
 

@@ -10,13 +10,19 @@ blocks. It is approximate on purpose: no engine state is read, character blocks 
 for token blocks, and an engine may have evicted what the index still remembers; the
 consequence of a wrong guess is one prefix-cache miss, not a wrong answer.
 
-Parameters: ``block_chars``, ``blocks_per_backend``.
+Cached work: each replica is also charged the blocks it was sent that it did not hold yet
+(new prefix material its KV cache had to take in), in a sum that halves every
+``work_half_life_s`` seconds (engines evict what is not reused). The scheduler places a
+prefix that no replica holds on the replica with the least of it when loads are level.
+
+Parameters: ``block_chars``, ``blocks_per_backend``, ``work_half_life_s``.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 _ROOT = 0x9E3779B9
 
@@ -31,12 +37,20 @@ def block_hashes(text: str, block_chars: int) -> tuple[int, ...]:
     return tuple(hashes)
 
 
-class PrefixIndex:
-    """Per-replica LRU sets of block hashes."""
+@dataclass(slots=True)
+class _Work:
+    amount: float
+    at: float  # when ``amount`` was last brought up to date
 
-    def __init__(self, blocks_per_backend: int) -> None:
+
+class PrefixIndex:
+    """Per-replica LRU sets of block hashes, and each replica's decayed cached work."""
+
+    def __init__(self, blocks_per_backend: int, work_half_life_s: float = 600.0) -> None:
         self.blocks_per_backend = blocks_per_backend
+        self.work_half_life_s = work_half_life_s
         self._held: dict[str, OrderedDict[int, None]] = {}
+        self._work: dict[str, _Work] = {}
 
     def matches(self, blocks: tuple[int, ...], backends: Iterable[str]) -> Mapping[str, float]:
         """Per backend, the fraction of ``blocks`` it holds as a leading run (0 when none)."""
@@ -55,20 +69,35 @@ class PrefixIndex:
             out[name] = run / total
         return out
 
-    def record(self, backend: str, blocks: tuple[int, ...]) -> None:
-        """``backend`` now holds ``blocks``: the freshest entries of its LRU."""
+    def record(self, backend: str, blocks: tuple[int, ...], now: float = 0.0) -> None:
+        """``backend`` now holds ``blocks``: the freshest entries of its LRU; the blocks it
+        did not hold yet are charged to its cached work at time ``now``."""
         held = self._held.setdefault(backend, OrderedDict())
+        fresh = 0
         for h in blocks:
+            if h not in held:
+                fresh += 1
             held[h] = None
             held.move_to_end(h)
         while len(held) > self.blocks_per_backend:
             held.popitem(last=False)
+        if fresh:
+            self._work[backend] = _Work(self.work(backend, now) + fresh, now)
+
+    def work(self, backend: str, now: float) -> float:
+        """The decayed number of new blocks ``backend`` took in up to ``now``."""
+        work = self._work.get(backend)
+        if work is None:
+            return 0.0
+        return float(work.amount * 0.5 ** (max(0.0, now - work.at) / self.work_half_life_s))
 
     def forget(self, keep: Iterable[str]) -> None:
         """Drop every backend not in ``keep`` (after a policy reload removed it)."""
         kept = set(keep)
         for name in [n for n in self._held if n not in kept]:
             del self._held[name]
+        for name in [n for n in self._work if n not in kept]:
+            del self._work[name]
 
     def size(self, backend: str) -> int:
         return len(self._held.get(backend, ()))

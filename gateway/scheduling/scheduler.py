@@ -1,15 +1,17 @@
 """Replica choice inside a pool: filters -> weighted scorers -> picker.
 
-Algorithm: ``picker.eligible`` filters the pool's replicas; each scorer with a non-zero
-weight scores the candidates in [0, 1] (``scorers``); the candidate with the highest
-weighted sum wins, ties drawn with the pool's seeded RNG. The winner is then remembered as
-holding the prompt's prefix blocks (``prefix_index``) and as the session's replica
-(``x-gateway-session``, else the OpenAI ``user`` field), which is what the prefix and
-session scorers read on the next request.
+Algorithm: ``picker.eligible`` filters the pool's replicas; a prefix no candidate holds goes
+to the level candidate with the least cached work (``placement``) when loads are level;
+otherwise each scorer with a non-zero weight scores the candidates in [0, 1] (``scorers``)
+and the candidate with the highest weighted sum wins, ties drawn with the pool's seeded
+RNG. The winner is then remembered as holding the prompt's prefix blocks (``prefix_index``)
+and as the session's replica (``x-gateway-session``, else the OpenAI ``user`` field), which
+is what the prefix and session scorers read on the next request.
 
 Parameters: the pool's ``scheduling`` settings (weights, imbalance_guard,
-prefix_block_chars, prefix_blocks_per_backend, max_sessions, session_ttl_s, seed) and an
-injected monotonic clock for session expiry. State per pool survives a policy reload unless
+prefix_block_chars, prefix_blocks_per_backend, spread_new_prefixes, level_kv_usage,
+work_half_life_s, max_sessions, session_ttl_s, seed) and an injected monotonic clock for
+session expiry and the decay of cached work. State per pool survives a policy reload unless
 the pool's scheduling settings change.
 """
 
@@ -26,6 +28,7 @@ from gateway.request import ParsedRequest
 from gateway.rewrite import serialize
 from gateway.scheduling import scorers
 from gateway.scheduling.picker import NoBackend, Pick, best, eligible
+from gateway.scheduling.placement import spread_new_prefix
 from gateway.scheduling.prefix_index import PrefixIndex, block_hashes
 from gateway.ttl_lru import TtlLru
 
@@ -104,7 +107,7 @@ class Scheduler:
         matches = state.index.matches(blocks, (c.name for c in candidates))
         index = self._best(state, candidates, facts, matches) if len(candidates) > 1 else 0
         chosen = candidates[index]
-        state.index.record(chosen.name, blocks)
+        state.index.record(chosen.name, blocks, self._clock())
         if facts.session is not None:
             state.sessions.put(facts.session, chosen.name)
         return Choice(Pick(chosen), matches[chosen.name])
@@ -118,6 +121,13 @@ class Scheduler:
     ) -> int:
         weights = state.settings.weights
         loads = [c.inflight + c.load.waiting for c in candidates]
+        if self._new_prefix(state, candidates, facts, matches):
+            usages = [c.load.kv_usage for c in candidates]
+            work = [state.index.work(c.name, self._clock()) for c in candidates]
+            level = state.settings.level_kv_usage
+            placed = spread_new_prefix(loads, usages, work, level, state.rng)
+            if placed is not None:
+                return placed
         totals = [0.0] * len(candidates)
         # Each scorer runs only with a weight, and prefix only when the prompt has blocks.
         if weights.queue:
@@ -138,10 +148,28 @@ class Scheduler:
             _add(totals, weights.session, scorers.session_scores(names, sticky))
         return best(totals, state.rng)
 
+    def _new_prefix(
+        self,
+        state: _PoolState,
+        candidates: Sequence[BackendState],
+        facts: RouteFacts,
+        matches: Mapping[str, float],
+    ) -> bool:
+        """A prompt with prefix blocks that no candidate holds, and no session replica."""
+        settings = state.settings
+        if not settings.spread_new_prefixes or not settings.weights.prefix:
+            return False
+        if not matches or any(matches.values()):
+            return False
+        if not facts.blocks(settings.prefix_block_chars):
+            return False
+        sticky = state.sessions.get(facts.session) if facts.session is not None else None
+        return sticky is None or all(c.name != sticky for c in candidates)
+
     def _new(self, settings: Scheduling) -> _PoolState:
         return _PoolState(
             settings,
-            PrefixIndex(settings.prefix_blocks_per_backend),
+            PrefixIndex(settings.prefix_blocks_per_backend, settings.work_half_life_s),
             TtlLru(settings.max_sessions, settings.session_ttl_s, self._clock),
             random.Random(settings.seed),
         )

@@ -49,17 +49,19 @@ def test_bench_runs_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[st
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.format(port=_free_ports(2)))
     out = tmp_path / "out"
-    argv = ["--fleet", str(fleet), "--out", str(out), "--runs", "round_robin,rewrite_on"]
+    argv = ["--fleet", str(fleet), "--out", str(out), "--runs", "round_robin,spread_on"]
     argv += ["--rate", "4", "--duration", "3", "--gateway-port", str(free_port())]
     assert prefix_routing.main(argv) == 0
 
     rows = orjson.loads((out / "summary.json").read_bytes())
-    assert set(rows) == {"round_robin", "rewrite_on"}
+    assert set(rows) == {"round_robin", "spread_on"}
     for row in rows.values():
         assert row["requests"] > 0
         assert row["error_rate"] == 0.0
         assert 0.0 <= row["prefix_hit_rate"] <= 1.0
+        served = row["served_per_replica"]
+        assert row["busiest_share"] == max(served) / sum(served)
     report = (out / "report.md").read_text()
     assert "| round_robin | tenant_prefix |" in report
-    assert "| rewrite_on | tenant_prefix_volatile |" in report
-    assert "prefix hit rate" in capsys.readouterr().out
+    assert "| spread_on | tenant_spread |" in report
+    assert "prefix hit rate | busiest replica" in capsys.readouterr().out

@@ -34,7 +34,9 @@ from gateway.policy.schema.pools import (
 )
 from gateway.policy.schema.rewrite import PrefixTracking, Rewrite, RewritePattern, VolatileKind
 from gateway.policy.schema.routing import (
+    AutoSplit,
     Classify,
+    DifficultyModelSettings,
     Knn,
     LengthName,
     PriorityName,
@@ -71,6 +73,7 @@ __all__ = [
     "Admin",
     "Admission",
     "Auth",
+    "AutoSplit",
     "Backend",
     "BackendTls",
     "Breaker",
@@ -79,6 +82,7 @@ __all__ = [
     "Classify",
     "Cluster",
     "Compression",
+    "DifficultyModelSettings",
     "Engine",
     "Health",
     "InputLimits",

@@ -186,6 +186,17 @@ class Scheduling(_Strict):
     )
     prefix_block_chars: int = Field(default=256, ge=16, le=65_536)
     prefix_blocks_per_backend: int = Field(default=16_384, ge=1, le=10_000_000)
+    spread_new_prefixes: bool = Field(
+        default=True,
+        description="A prefix no replica holds goes to the replica with the least cached work"
+        " when loads are level",
+    )
+    level_kv_usage: float = Field(
+        default=0.05, ge=0, le=1, description="KV usage differences below this count as level"
+    )
+    work_half_life_s: PositiveSeconds = Field(
+        default=600.0, description="Half-life of a replica's cached work (new prefix blocks)"
+    )
     max_sessions: int = Field(default=100_000, ge=1, le=10_000_000)
     session_ttl_s: PositiveSeconds = 1800.0
     latency_ewma_alpha: float = Field(default=0.2, gt=0, le=1)

@@ -1,4 +1,4 @@
-"""The hand-written logistic regression."""
+"""The heuristic's logistic regression (fitting.fit_logistic over logistic.fit)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from gateway.classify.fitting import _solve, fit_logistic
+from gateway.classify.fitting import fit_logistic
 
 
 def test_recovers_the_generating_weights() -> None:
@@ -30,12 +30,6 @@ def test_penalty_keeps_separable_data_finite_and_zero_columns_at_zero() -> None:
     assert 0 < w < 20
     assert w_zero == 0.0
     assert math.isfinite(bias)
-
-
-def test_solve() -> None:
-    assert _solve([[2.0, 1.0], [1.0, 3.0]], [3.0, 5.0]) == pytest.approx([0.8, 1.4])
-    with pytest.raises(ValueError, match="singular"):
-        _solve([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0])
 
 
 def test_input_is_checked() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,3 +70,17 @@ def test_forget_drops_removed_backends() -> None:
 
 def test_empty_prompt_matches_nothing() -> None:
     assert PrefixIndex(10).matches((), ["a"]) == {"a": 0.0}
+
+
+def test_cached_work_counts_new_blocks_and_halves_with_time() -> None:
+    index = PrefixIndex(blocks_per_backend=1000, work_half_life_s=100.0)
+    index.record("a", (1, 2, 3, 4), now=0.0)
+    assert index.work("a", 0.0) == 4.0
+    index.record("a", (1, 2, 3, 4, 5), now=0.0)  # one block was new
+    assert index.work("a", 0.0) == 5.0
+    assert index.work("a", 100.0) == pytest.approx(2.5)
+    index.record("a", (6, 7), now=200.0)
+    assert index.work("a", 200.0) == pytest.approx(5.0 / 4 + 2)
+    assert index.work("b", 200.0) == 0.0
+    index.forget(["b"])
+    assert index.work("a", 200.0) == 0.0

@@ -174,3 +174,56 @@ def test_prefix_match_is_reported() -> None:
     assert world.scheduler.choose("small", replicas, again).prefix_match == pytest.approx(
         1.0, abs=0.05
     )
+
+
+def _closed_loop(world: World, tenants: int, rounds: int) -> tuple[Counter[str], dict[int, str]]:
+    """Tenants take turns, one request at a time; a cached prefix answers fast (0.1 s),
+    a full prefill slowly (0.8 s), which is what the replicas' latency averages learn."""
+    served: Counter[str] = Counter()
+    homes: dict[int, str] = {}
+    for _ in range(rounds):
+        for tenant in range(tenants):
+            facts = RouteFacts.of(ParsedRequest("chat", "m", False, chat(tenant)), {})
+            choice = world.scheduler.choose("small", list(world.states.values()), facts)
+            name = choice.backend.name
+            world.states[name].observe_ttft(0.1 if choice.prefix_match else 0.8, alpha=0.2)
+            served[name] += 1
+            homes.setdefault(tenant, name)
+            world.now += 1.0
+    return served, homes
+
+
+@pytest.mark.parametrize(
+    ("scheduling", "busiest_at_most", "busiest_at_least"),
+    [
+        ("", 2 / 6, 2 / 6),  # 6 tenants on 3 replicas: two each
+        ("{spread_new_prefixes: false}", 1.0, 3 / 6),  # the latency average piles them up
+    ],
+)
+def test_new_prefixes_spread_over_level_replicas(
+    scheduling: str, busiest_at_most: float, busiest_at_least: float
+) -> None:
+    world = World(scheduling)
+    served, homes = _closed_loop(world, tenants=6, rounds=5)
+    busiest = max(served.values()) / sum(served.values())
+    assert busiest_at_least <= busiest <= busiest_at_most
+    # Affinity holds either way: every tenant stays where its prefix went.
+    assert all(served[home] >= 5 for home in homes.values())
+
+
+@pytest.mark.parametrize(("half_life", "back_to_a"), [(10.0, True), (86_400.0, False)])
+def test_cached_work_decays_so_old_placements_stop_counting(
+    half_life: float, back_to_a: bool
+) -> None:
+    world = World(f"{{work_half_life_s: {half_life}}}")
+    world.states["b"].inflight = world.states["c"].inflight = 1
+    assert {world.choose(chat(t)) for t in range(4)} == {"a"}  # four prefixes on a at t=0
+    world.now = 990.0
+    world.states["a"].inflight, world.states["c"].inflight = 1, 0
+    assert world.choose(chat(10)) == "c"
+    world.states["b"].inflight, world.states["c"].inflight = 0, 1
+    assert world.choose(chat(11)) == "b"
+    world.now = 1000.0
+    world.states["a"].inflight = world.states["c"].inflight = 0
+    # Four placements 100 half-lives old weigh less than one from 10 s ago; undecayed, more.
+    assert (world.choose(chat(12)) == "a") is back_to_a

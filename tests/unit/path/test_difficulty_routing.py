@@ -1,0 +1,152 @@
+"""route: auto by difficulty: the policy's split and learned model, compiled and planned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gateway.classify.features import FEATURE_NAMES
+from gateway.classify.model import DifficultyModel, Success, load_model
+from gateway.embedding import Vectors
+from gateway.path.context import RequestContext
+from gateway.path.plan import plan_pool
+from gateway.policy import PolicyError, load_policy_text
+from gateway.policy.compile import CompiledPolicy
+from gateway.request import ParsedRequest
+from tests.support.policies import SMALL_LARGE
+
+TWO_POOLS = SMALL_LARGE + "routing:\n  default_pool: small\n"
+UNSIZED = TWO_POOLS.replace("Qwen/Qwen2.5-1.5B-Instruct", "m").replace(
+    "meta-llama/Llama-3.1-70B-Instruct", "m"
+)
+EASY = "Translate 'good morning' into French."
+HARD = (
+    "Prove that the sum of the reciprocals of the primes diverges, derive each inequality "
+    "step by step and explain why the bound holds; the proof must be rigorous."
+)
+
+
+def _plan(policy: CompiledPolicy, text: str, vector: Vectors | None = None) -> tuple[str, str]:
+    body = {"model": "auto", "messages": [{"role": "user", "content": text}]}
+    request = ParsedRequest("chat", "auto", False, body)
+    ctx = RequestContext("r", 0.0, request, policy, {}, query_vector=vector)
+    plan = plan_pool(ctx)
+    return plan.pool.name, plan.reason
+
+
+def test_two_sized_pools_and_no_rules_split_by_difficulty() -> None:
+    policy = load_policy_text(TWO_POOLS)
+    split = policy.auto_split
+    assert split is not None
+    assert (split.small, split.large) == ("small", "large")
+    # The heuristic's own 70% quantile on the training prompts: 30% of them would go large.
+    points = load_model().heuristic_quantiles
+    assert points[69] <= split.threshold <= points[71]
+    assert policy.classify.model is None
+    easy, hard = _plan(policy, EASY), _plan(policy, HARD)
+    assert easy[0] == "small"
+    assert easy[1].startswith(f"auto:small<{split.threshold:.2f};len=short;diff=")
+    assert hard[0] == "large"
+    assert hard[1].startswith("auto:large>=")
+    assert ";by=" not in hard[1]  # the plain heuristic score, as before
+
+
+@pytest.mark.parametrize(
+    ("extra", "base", "pools", "threshold"),
+    [
+        ("routing: {default_pool: small, rules: [{name: r, pool: large}]}", TWO_POOLS, None, None),
+        ("", UNSIZED, None, None),  # model sizes unknown: no guess
+        ("routing: {auto: {enabled: false}}", TWO_POOLS, None, None),
+        ("routing: {auto: {large: large}}", UNSIZED, ("small", "large"), None),
+        ("routing: {auto: {enabled: true, threshold: 0.4}}", UNSIZED, ("small", "large"), 0.4),
+        ("routing: {auto: {threshold: 0.9}}", TWO_POOLS, ("small", "large"), 0.9),
+        ("classify: {model: {enabled: true}}", TWO_POOLS, ("small", "large"), 0.7),
+        (
+            "classify: {model: {enabled: true}}\nrouting: {auto: {large_share: 0.1}}",
+            TWO_POOLS,
+            ("small", "large"),
+            0.9,
+        ),
+    ],
+)
+def test_when_the_split_applies(
+    extra: str, base: str, pools: tuple[str, str] | None, threshold: float | None
+) -> None:
+    text = base.replace("routing:\n  default_pool: small\n", "") if "routing:" in extra else base
+    split = load_policy_text(text + extra).auto_split
+    if pools is None:
+        assert split is None
+        return
+    assert split is not None
+    assert (split.small, split.large) == pools
+    if threshold is not None:
+        assert split.threshold == pytest.approx(threshold)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "message"),
+    [
+        ("routing: {auto: {large: huge}}", "routing.auto.large", "unknown pool 'huge'"),
+        ("routing: {auto: {small: large, large: large}}", "routing.auto", "must differ"),
+        (
+            "classify: {model: {enabled: true, weights: /nonexistent/w.json}}",
+            "classify.model.weights",
+            "cannot read difficulty model",
+        ),
+        ("routing: {auto: {large_share: 1.5}}", "routing.auto.large_share", "less than 1"),
+    ],
+)
+def test_problems_are_reported(extra: str, field: str, message: str) -> None:
+    text = TWO_POOLS.replace("routing:\n  default_pool: small\n", "")
+    with pytest.raises(PolicyError) as info:
+        load_policy_text(text + extra)
+    rendered = info.value.render()
+    assert field in rendered
+    assert message in rendered
+
+
+def _toy_weights(tmp_path: Path) -> Path:
+    """A 4-d model: the large model always does well, the small one fails along e0."""
+    zeros = np.zeros(len(FEATURE_NAMES))
+    model = DifficultyModel(
+        large=Success(4.0, np.zeros(4), zeros),
+        small=Success(0.0, np.asarray([-6.0, 0.0, 0.0, 0.0]), zeros),
+        quantiles=tuple(-1 + i / 50 for i in range(101)),
+        heuristic_quantiles=tuple(i / 100 for i in range(101)),
+    )
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(model.to_json()))
+    return path
+
+
+def test_the_learned_model_scores_with_the_embedding_and_falls_back_without(
+    tmp_path: Path,
+) -> None:
+    weights = _toy_weights(tmp_path)
+    policy = load_policy_text(
+        TWO_POOLS + f"classify: {{model: {{enabled: true, weights: {weights}}}}}\n"
+    )
+    e0 = np.asarray([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    pool, reason = _plan(policy, EASY, e0)  # the small model fails here: large
+    assert pool == "large"
+    assert reason.startswith("auto:large>=0.70;len=short;diff=")
+    assert reason.endswith(";top=embedding;by=model")
+    assert _plan(policy, HARD, -e0)[0] == "small"  # the embedding outweighs the wording
+    heuristic = _plan(policy, HARD)  # no embedding for this one: the heuristic, ranked
+    assert heuristic[1].endswith(";by=heuristic")
+
+
+def test_weights_from_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "w.json"
+    model = load_model()
+    flipped = model.to_json()
+    flipped["about"] = "test copy"
+    path.write_text(json.dumps(flipped))
+    policy = load_policy_text(
+        TWO_POOLS + f"classify: {{model: {{enabled: true, weights: {path}}}}}\n"
+    )
+    assert policy.classify.model is not None
+    assert policy.classify.model.about == "test copy"
