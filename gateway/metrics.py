@@ -278,7 +278,7 @@ class GatewayMetrics:
         )
         self.cache_guard_refusals = Counter(
             "gateway_cache_guard_refusals",
-            "Semantic matches above the threshold refused by the guard, by reason",
+            "Semantic candidates refused, by reason (a guard reason, or verifier)",
             ["reason"],
             registry=registry,
         )
