@@ -5,7 +5,8 @@ Algorithm: the policy picks one rule (``SemanticCache.uses_verifier``):
   ``min_cosine`` down; each is refused by the guard when ``guard`` is on (its facts are
   also among the verifier's inputs), then scored by the verifier and served when the
   probability reaches the threshold derived from ``max_false_hit_rate`` on the calibration
-  curve shipped with the weights (``verifier.py``);
+  curve shipped with the weights (``verifier.py``; the curve measured with the guard's veto
+  when ``guard`` is on, without it when off);
 - cosine (a policy that sets ``threshold``): cosine at least ``threshold``, then the guard.
 A refusal is a reason (a guard reason, or ``"verifier"``); None serves the candidate.
 """
@@ -68,5 +69,5 @@ def hit_rule(settings: SemanticCache, verifier: Verifier | None) -> HitRule:
         guard=settings.guard,
         floor=verifier.min_cosine,
         verifier=verifier,
-        threshold=verifier.curve.threshold_for(settings.max_false_hit_rate),
+        threshold=verifier.curve_for(settings.guard).threshold_for(settings.max_false_hit_rate),
     )

@@ -6,21 +6,23 @@ import numpy as np
 import pytest
 
 from gateway.cache.features import (
-    TEXT_FEATURES,
+    FEATURES,
     Idf,
     content_words,
     idf_of,
     pair_features,
-    text_features,
     view_of,
 )
 
 IDF = Idf({"convert": 2.0, "capital": 2.0}, unknown=6.0)
 
 
+V = np.array([0.6, 0.8, 0.0], np.float32)
+
+
 def _features(a: str, b: str) -> dict[str, float]:
-    values = text_features(view_of(a), view_of(b), 0.9, IDF)
-    return dict(zip(TEXT_FEATURES, values.tolist(), strict=True))
+    values = pair_features(view_of(a), view_of(b), V, V, IDF)
+    return dict(zip(FEATURES, values.tolist(), strict=True))
 
 
 @pytest.mark.parametrize(
@@ -75,15 +77,16 @@ def test_idf_weighted_share_of_unmatched_words() -> None:
     assert got["unmatched_idf_max"] == pytest.approx(0.75)
 
 
-def test_pair_features_are_text_then_embedding_features() -> None:
+def test_embedding_features() -> None:
     va = np.array([0.6, 0.8, 0.0], np.float32)
-    vb = np.array([0.0, 0.8, 0.6], np.float32)
-    x = pair_features(view_of("a b"), view_of("a b"), va, vb, IDF)
-    n = len(TEXT_FEATURES)
-    assert x.shape == (n + 6,)
-    assert x[0] == pytest.approx(0.64)  # the cosine
-    np.testing.assert_allclose(x[n : n + 3], [0.6, 0.0, 0.6], atol=1e-6)
-    np.testing.assert_allclose(x[n + 3 :], [0.0, 0.64, 0.0], atol=1e-6)
+    vb = np.array([0.0, 0.8, -0.6], np.float32)
+    got = dict(zip(FEATURES, pair_features(view_of("a"), view_of("a"), va, vb, IDF), strict=True))
+    assert got["cosine"] == pytest.approx(0.64)
+    assert got["embedding_l1"] == pytest.approx(1.2)
+    assert got["embedding_max_difference"] == pytest.approx(0.6)
+    assert got["embedding_dims_differing"] == pytest.approx(2 / 3)
+    assert got["embedding_dims_opposite"] == 0.0  # 0.6 * 0.0 and 0.0 * -0.6 are not negative
+    assert got["embedding_product_spread"] == pytest.approx(np.std([0.0, 0.64, 0.0]), abs=1e-6)
 
 
 def test_idf_of_counts_documents_and_stems_plurals() -> None:

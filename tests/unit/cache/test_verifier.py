@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gateway.cache.decision import HitRule, Question, hit_rule
-from gateway.cache.features import TEXT_FEATURES, Idf
+from gateway.cache.features import FEATURES, Idf
 from gateway.cache.verifier import Curve, Verifier, load_verifier
 from gateway.policy.schema import SemanticCache
 
@@ -41,19 +41,24 @@ def test_no_threshold_is_precise_enough_means_no_hit() -> None:
     assert curve.at(0.61) == (1.0, 0.0)  # past the last point: nothing is served
 
 
-def _toy(dim: int = 3) -> Verifier:
-    """p = sigmoid(20 * cosine - 18): 0.73 at cosine 0.95, 0.27 at 0.85."""
-    n = len(TEXT_FEATURES) + 2 * dim
-    weights = np.zeros(n)
-    weights[0] = 20.0
+def toy_verifier(*, offset: float = 0.9, min_cosine: float = 0.6) -> Verifier:
+    """One hidden unit reading the cosine: p = sigmoid(10 tanh(cosine - offset)), about
+    0.62 at cosine 0.95 and 0.38 at 0.85 (offset 0.9); thresholds 0.5 (at a false-hit rate
+    of 0.015) and 0.7 (at 0.005)."""
+    n = len(FEATURES)
+    hidden = np.zeros((n, 1))
+    hidden[0, 0] = 1.0
     return Verifier(
-        weights=weights,
-        bias=-18.0,
+        hidden=hidden,
+        hidden_bias=np.array([-offset]),
+        weights=np.array([10.0]),
+        bias=0.0,
         mean=np.zeros(n),
         scale=np.ones(n),
         idf=Idf({}, 5.0),
-        min_cosine=0.6,
+        min_cosine=min_cosine,
         curve=Curve(np.array([0.5, 0.7]), np.array([0.985, 0.995]), np.array([0.6, 0.3])),
+        curve_no_guard=Curve(np.array([0.6]), np.array([0.99]), np.array([0.5])),
     )
 
 
@@ -72,18 +77,22 @@ def _at(cosine: float) -> np.ndarray:
 @pytest.mark.parametrize(
     ("settings", "cached", "asked", "cosine", "reason"),
     [
-        # verifier at 0.02 (threshold 0.5) and at 0.01 (threshold 0.7, stricter)
+        # verifier at 0.02 (threshold 0.5) and at 0.005 (threshold 0.7, stricter)
         (SemanticCache(max_false_hit_rate=0.02), "reset my password", "reset password", 0.95, None),
         (SemanticCache(max_false_hit_rate=0.02), "reset my password", "reset password", 0.85,
          "verifier"),
-        (SemanticCache(max_false_hit_rate=0.01), "reset my password", "reset password", 0.95, None),
-        (SemanticCache(max_false_hit_rate=0.01), "reset my password", "reset password", 0.89,
-         "verifier"),  # p 0.55: enough at 0.02, not at 0.01
+        (SemanticCache(max_false_hit_rate=0.005), "reset my password", "reset password", 0.99,
+         None),  # p 0.71
+        (SemanticCache(max_false_hit_rate=0.005), "reset my password", "reset password", 0.95,
+         "verifier"),  # p 0.62: enough at 0.02, not at 0.005
         # below the verifier's min_cosine: refused before scoring
         (SemanticCache(), "reset my password", "reset password", 0.5, "cosine"),
         # the guard vetoes before the verifier, unless turned off
         (SemanticCache(), "Is 8GB enough?", "Is 16GB enough?", 0.99, "number"),
         (SemanticCache(guard=False), "Is 8GB enough?", "Is 16GB enough?", 0.99, None),
+        # without the guard, the threshold comes from the other curve (0.6: p 0.5 refused)
+        (SemanticCache(guard=False), "reset my password", "reset password", 0.9, "verifier"),
+        (SemanticCache(guard=False), "reset my password", "reset password", 0.95, None),
         # the old rule: cosine and guard, no verifier
         (SemanticCache(threshold=0.9), "reset my password", "reset password", 0.91, None),
         (SemanticCache(threshold=0.9), "reset my password", "reset password", 0.89, "cosine"),
@@ -94,7 +103,7 @@ def _at(cosine: float) -> np.ndarray:
 def test_hit_rule(
     settings: SemanticCache, cached: str, asked: str, cosine: float, reason: str | None
 ) -> None:
-    rule = hit_rule(settings, _toy())
+    rule = hit_rule(settings, toy_verifier())
     vector = _at(cosine)
     assert rule.refusal(Question(asked, vector), cached, BASE, cosine) == reason
 
@@ -106,24 +115,25 @@ def test_the_rule_without_threshold_needs_a_verifier() -> None:
 
 
 def test_weights_file_round_trip(tmp_path: Path) -> None:
-    model = _toy()
+    model = toy_verifier()
     model.save(tmp_path / "v.npz")
     loaded = load_verifier(tmp_path / "v.npz")
     np.testing.assert_allclose(loaded.weights, model.weights)
     assert loaded.bias == model.bias
     assert loaded.curve.threshold_for(0.01) == model.curve.threshold_for(0.01)
     asked = Question("reset password", _at(0.95))
+    expected = 1 / (1 + np.exp(-10 * np.tanh(0.05)))
     assert loaded.probability(asked.view, asked.view, BASE, asked.vector) == pytest.approx(
-        1 / (1 + np.exp(-1.0)), abs=1e-5
+        expected, abs=1e-5
     )
 
 
 def test_a_weights_file_for_other_features_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "v.npz"
-    _toy().save(path)
+    toy_verifier().save(path)
     with np.load(path) as data:
         arrays = dict(data)
-    arrays["meta"] = np.frombuffer(b'{"text_features": ["cosine"]}', np.uint8)
+    arrays["meta"] = np.frombuffer(b'{"features": ["cosine"]}', np.uint8)
     np.savez(path, **arrays)
     with pytest.raises(ValueError, match="refit"):
         load_verifier(path)
