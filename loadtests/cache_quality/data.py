@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 HERE = Path(__file__).parent
 NEAR_MISS_TRAIN = HERE / "near_miss_train.jsonl"
@@ -75,7 +75,7 @@ def load_written(path: Path) -> list[Pair]:
     return [Pair(str(r["a"]), str(r["b"]), int(r["label"]), str(r["kind"])) for r in _lines(path)]
 
 
-def _lines(path: Path) -> Iterator[dict[str, object]]:
+def _lines(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if line.strip():
@@ -85,7 +85,7 @@ def _lines(path: Path) -> Iterator[dict[str, object]]:
                 yield row
 
 
-def _read_json(path: Path, *, gz: bool) -> list[dict[str, object]]:
+def _read_json(path: Path, *, gz: bool) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DataMissing(
             f"{path} is missing: the public datasets live in ../shared/datasets beside the "

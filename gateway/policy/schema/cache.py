@@ -8,7 +8,10 @@ from pydantic import Field, model_validator
 
 from gateway.policy.schema._base import PositiveSeconds, _Strict
 
-DEFAULT_MAX_FALSE_HIT_RATE = 0.01
+# The old rule (cosine >= 0.92, guard) measured 0.115 on the verifier's calibration pairs
+# (QQP train split, `python -m loadtests.fit_cache_verifier`): the default keeps that risk,
+# rounded down; QQP's labels call many near-identical rewordings different (README).
+DEFAULT_MAX_FALSE_HIT_RATE = 0.1
 
 
 class SemanticCache(_Strict):
