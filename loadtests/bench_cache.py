@@ -6,7 +6,13 @@ HNSW past 4,096 entries), vectors of random unit length 384-d (MiniLM's dimensio
 ``--lookups`` lookups, half near a stored vector (hits) and half random (misses), each
 given its vector by a stand-in embedder so only the cache itself is timed: exact-key hash
 and store read, the FAISS search in the index thread, the store read of candidates and the
-guard. Sizes: ``--sizes`` (default 10,000 and 100,000).
+hit rule (the default: guard and verifier). Stored questions and asked ones are drawn from
+eight FAQ questions, so the verifier reads real text. Sizes: ``--sizes`` (default 10,000
+and 100,000).
+
+Verifier: the default hit rule's decision for one candidate (the asked question's text
+features made afresh each time, as for a lookup's first candidate), on every ordered pair
+of the FAQ questions with a vector at cosine 0.95, ``--lookups`` times; p50/p99.
 
 Embedding: the real all-MiniLM-L6-v2 behind the ``MicroBatcher``; ``c`` concurrent callers
 each embed one short question after another for ``--seconds``; p50/p99 of each call's wall
@@ -26,14 +32,16 @@ from typing import Any
 import faiss
 import numpy as np
 
+from gateway.cache.decision import Question, hit_rule
 from gateway.cache.entry import Entry
 from gateway.cache.keys import request_keys
 from gateway.cache.memory import MemoryStore
 from gateway.cache.service import ResponseCache
+from gateway.cache.verifier import load_verifier
 from gateway.embedding import EmbedderSettings, EmbedderSlot, MicroBatcher, SentenceEncoder
 from gateway.embedding.encoder import Vectors
 from gateway.metrics import GatewayMetrics
-from gateway.policy.schema import Cache
+from gateway.policy.schema import Cache, SemanticCache
 from loadtests.loadgen.stats import percentile
 
 DIM = 384
@@ -81,7 +89,8 @@ async def _filled(n: int, rng: np.random.Generator) -> tuple[ResponseCache, Vect
     vectors = _unit(rng, n)
     answer = {"object": "chat.completion", "choices": []}
     for i in range(n):
-        await store.put(Entry(i, f"x{i}", scope, QUESTIONS[0], vectors[i], answer, 10))
+        question = QUESTIONS[i % len(QUESTIONS)]
+        await store.put(Entry(i, f"x{i}", scope, question, vectors[i], answer, 10))
     await cache.index.settle()
     return cache, vectors, fake, scope
 
@@ -113,7 +122,8 @@ async def bench_lookup(n: int, lookups: int) -> None:
             fake.next = (base / np.linalg.norm(base)).astype(np.float32)
         else:
             fake.next = _unit(rng, 1)[0]
-        body = {"messages": [{"role": "user", "content": QUESTIONS[0]}], "temperature": 0}
+        question = QUESTIONS[int(rng.integers(len(QUESTIONS)))]
+        body = {"messages": [{"role": "user", "content": question}], "temperature": 0}
         t = time.perf_counter()
         found = await cache.lookup_with("chat", "fast", body, {}, fake.next)
         times.append(time.perf_counter() - t)
@@ -128,6 +138,29 @@ async def bench_lookup(n: int, lookups: int) -> None:
         f"p99 {percentile(search, 99):.3f} ms"
     )
     await cache.close()
+
+
+def bench_verifier(lookups: int) -> None:
+    rule = hit_rule(SemanticCache(), load_verifier())
+    rng = np.random.default_rng(0)
+    pairs = [(a, b) for a in QUESTIONS for b in QUESTIONS]
+    times: list[float] = []
+    served = 0
+    for i in range(lookups):
+        cached, asked = pairs[i % len(pairs)]
+        va = _unit(rng, 1)[0]
+        noise = _unit(rng, 1)[0]
+        noise -= float(noise @ va) * va
+        vb = (0.95 * va + np.sqrt(1 - 0.95**2) * noise / np.linalg.norm(noise)).astype(np.float32)
+        t = time.perf_counter()
+        reason = rule.refusal(Question(asked, vb), cached, va, float(vb @ va))
+        times.append((time.perf_counter() - t) * 1000)
+        served += reason is None
+    print(
+        f"verifier per candidate: p50 {percentile(times, 50):.3f} ms  "
+        f"p99 {percentile(times, 99):.3f} ms  max {max(times):.3f} ms  "
+        f"({served}/{lookups} served)"
+    )
 
 
 async def bench_embedding(level: int, seconds: float, batcher: MicroBatcher) -> None:
@@ -157,6 +190,7 @@ async def bench_embedding(level: int, seconds: float, batcher: MicroBatcher) -> 
 
 
 async def main_async(args: argparse.Namespace) -> None:
+    bench_verifier(args.lookups)
     for n in args.sizes:
         await bench_lookup(n, args.lookups)
     if args.seconds > 0:
