@@ -77,7 +77,7 @@ def _cache_curve(args: argparse.Namespace) -> int:
 
     try:
         verifier = load_verifier(args.verifier)
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError) as exc:
         print(f"cache-curve: cannot read the verifier: {exc}", file=sys.stderr)
         return 1
     print("\n".join(curve_report(verifier, args.points)))

@@ -78,7 +78,7 @@ class ResponseCache:
         if semantic.enabled and semantic.uses_verifier:
             try:
                 verifier = await asyncio.to_thread(load_verifier, semantic.verifier_path)
-            except (OSError, ValueError, KeyError):
+            except (OSError, ValueError):
                 log.exception("the cache verifier did not load; the semantic cache stays off")
             else:
                 self._rule = hit_rule(semantic, verifier)

@@ -22,6 +22,7 @@ the two vectors, the text features of two short texts, a (25 x 8) matrix-vector 
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -116,6 +117,13 @@ def load_verifier(path: str | Path | None = None) -> Verifier:
 
 
 def _read(path: Path) -> Verifier:
+    try:
+        return _parse(path)
+    except (KeyError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path}: not a verifier weights file ({exc})") from exc
+
+
+def _parse(path: Path) -> Verifier:
     with np.load(path, allow_pickle=False) as data:
         idf = json.loads(bytes(data["idf_words"]).decode())
         meta = json.loads(bytes(data["meta"]).decode())
