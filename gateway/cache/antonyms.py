@@ -1,9 +1,11 @@
 """Common English antonym pairs, for the verifier's "a word was swapped for its opposite".
 
-A general list of everyday opposites (adjectives, verbs, nouns), not tied to any test set;
-the guard's polarity groups (``guard.py``) cover the on/off, enable/disable kind already and
-the features also catch opposites made with a negating prefix (un-, dis-, in-, ...). Words
-are compared after the features' light stemming (a final plural "s" dropped).
+A general list of everyday opposites (adjectives, verbs, nouns), written for issue 21 by
+the author of the near-miss evaluation set (so that set's antonym rows are not independent
+of it; QQP's are). The guard's polarity groups (``guard.py``) cover the on/off,
+enable/disable kind already and the features also catch opposites made with a negating
+prefix (un-, dis-, in-, ...). The features compare them after their light stemming (a
+final plural "s" dropped).
 """
 
 from __future__ import annotations
@@ -52,23 +54,9 @@ disagree; domestic international; urban rural; liberal conservative; employee em
 seller; landlord tenant
 """
 
-_SET = frozenset(
+PAIRS: frozenset[frozenset[str]] = frozenset(
     frozenset(pair.split())
     for line in _PAIRS.split(";")
     for pair in [line.strip()]
     if len(pair.split()) == 2
 )
-
-
-def _stem(word: str) -> str:
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-_STEMMED = frozenset(frozenset(_stem(w) for w in pair) for pair in _SET if len(pair) == 2)
-
-
-def are_antonyms(x: str, y: str) -> bool:
-    """Whether the (stemmed, lower-case) words ``x`` and ``y`` are listed opposites."""
-    return frozenset((x, y)) in _STEMMED

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gateway.cache.antonyms import are_antonyms
+from gateway.cache.antonyms import PAIRS
 from gateway.cache.guard import REASONS, Facts, disagreements, facts_of
 from gateway.embedding.encoder import Vectors
 
@@ -184,9 +184,12 @@ def _unknown(words: frozenset[str], idf: Idf) -> int:
 
 
 def _opposed(x: str, y: str) -> bool:
-    if are_antonyms(x, y):
+    if frozenset((x, y)) in _ANTONYMS:
         return True
     return any(x == p + y or y == p + x for p in _NEGATING_PREFIXES)
+
+
+_ANTONYMS = frozenset(frozenset(map(_stem, pair)) for pair in PAIRS)
 
 
 def _direction_flipped(a: View, b: View) -> bool:
