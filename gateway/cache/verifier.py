@@ -89,7 +89,7 @@ class Verifier:
         return float(1.0 / (1.0 + np.exp(-z)))
 
     def save(self, path: Path) -> None:
-        words = list(self.idf.table)
+        words = sorted(self.idf.table)  # a stable file for a stable fit
         idf = json.dumps({"words": words, "unknown": self.idf.unknown})
         np.savez_compressed(
             path,
