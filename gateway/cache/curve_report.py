@@ -18,11 +18,10 @@ def curve_report(verifier: Verifier, points: int = 20) -> list[str]:
         f"{meta.get('qqp_fit_pairs', '?')} QQP pairs and "
         f"{meta.get('near_miss_train_pairs', '?')} written near-miss pairs.",
         f"Candidates below cosine {verifier.min_cosine:.2f} are refused without scoring.",
-        "",
     ]
     for guard in (True, False):
-        lines += ["", f"guard {'on (default)' if guard else 'off'}: max_false_hit_rate -> "
-                  "threshold: calibration precision, recall"]  # fmt: skip
+        heading = "on (default)" if guard else "off"
+        lines += ["", f"guard {heading}: max_false_hit_rate -> threshold: precision, recall"]
         lines += [_rate_line(verifier.curve_for(guard), rate) for rate in RATES]
     lines += ["", "curve, guard on: threshold  precision  recall"]
     curve = verifier.curve
