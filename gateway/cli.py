@@ -1,5 +1,5 @@
-"""Command line: ``latency-gateway serve | check | demo | route | fit-router | schema |
-hash-key``."""
+"""Command line: ``latency-gateway serve | check | demo | route | fit-router | cache-curve |
+schema | hash-key``."""
 
 from __future__ import annotations
 
@@ -87,7 +87,29 @@ def _parser() -> argparse.ArgumentParser:
         "--stdin", action="store_true", help="hash the key read from stdin instead of a new one"
     )
     hash_key.set_defaults(func=_hash_key)
+
+    curve = sub.add_parser(
+        "cache-curve",
+        help="print the semantic-cache verifier's precision/recall curve and the threshold "
+        "each max_false_hit_rate gives",
+    )
+    curve.add_argument("--verifier", help="weights file (default: the one shipped)")
+    curve.add_argument("--points", type=int, default=20, help="rows of the curve to print")
+    curve.set_defaults(func=_cache_curve)
     return parser
+
+
+def _cache_curve(args: argparse.Namespace) -> int:
+    from gateway.cache.curve_report import curve_report
+    from gateway.cache.verifier import load_verifier
+
+    try:
+        verifier = load_verifier(args.verifier)
+    except (OSError, ValueError) as exc:
+        print(f"cache-curve: cannot read the verifier: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(curve_report(verifier, args.points)))
+    return 0
 
 
 def _hash_key(args: argparse.Namespace) -> int:

@@ -312,7 +312,7 @@ class GatewayMetrics:
         )
         self.cache_guard_refusals = counter(
             "gateway_cache_guard_refusals",
-            "Semantic matches above the threshold refused by the guard, by reason",
+            "Semantic candidates refused, by reason (a guard reason, or verifier)",
             ["reason"],
         )
         self.cache_lookup_seconds = histogram(

@@ -6,7 +6,16 @@ HNSW past 4,096 entries), vectors of random unit length 384-d (MiniLM's dimensio
 ``--lookups`` lookups, half near a stored vector (hits) and half random (misses), each
 given its vector by a stand-in embedder so only the cache itself is timed: exact-key hash
 and store read, the FAISS search in the index thread, the store read of candidates and the
-guard. Sizes: ``--sizes`` (default 10,000 and 100,000).
+hit rule: the default (guard and verifier) and the old one (cosine >= 0.92 and guard),
+interleaved lookup by lookup. Stored questions and asked ones are drawn from eight FAQ
+questions, so the verifier reads real text. Sizes: ``--sizes`` (default 10,000
+and 100,000).
+
+Verifier: the default hit rule's decision for one candidate (the asked question's text
+features made afresh each time, as for a lookup's first candidate), on every ordered pair
+of the FAQ questions with a vector at cosine 0.95, ``--lookups`` times; p50/p99 of the wall
+time and of the thread's CPU time (on shared cores the wall time's tail is other processes'
+time slices, the CPU time is the verifier's own).
 
 Embedding: the real all-MiniLM-L6-v2 behind the ``MicroBatcher``; ``c`` concurrent callers
 each embed one short question after another for ``--seconds``; p50/p99 of each call's wall
@@ -26,14 +35,16 @@ from typing import Any
 import faiss
 import numpy as np
 
+from gateway.cache.decision import Question, hit_rule
 from gateway.cache.entry import Entry
 from gateway.cache.keys import request_keys
 from gateway.cache.memory import MemoryStore
 from gateway.cache.service import ResponseCache
+from gateway.cache.verifier import load_verifier
 from gateway.embedding import EmbedderSettings, EmbedderSlot, MicroBatcher, SentenceEncoder
 from gateway.embedding.encoder import Vectors
 from gateway.metrics import GatewayMetrics
-from gateway.policy.schema import Cache
+from gateway.policy.schema import Cache, SemanticCache
 from loadtests.loadgen.stats import percentile
 
 DIM = 384
@@ -81,7 +92,8 @@ async def _filled(n: int, rng: np.random.Generator) -> tuple[ResponseCache, Vect
     vectors = _unit(rng, n)
     answer = {"object": "chat.completion", "choices": []}
     for i in range(n):
-        await store.put(Entry(i, f"x{i}", scope, QUESTIONS[0], vectors[i], answer, 10))
+        question = QUESTIONS[i % len(QUESTIONS)]
+        await store.put(Entry(i, f"x{i}", scope, question, vectors[i], answer, 10))
     await cache.index.settle()
     return cache, vectors, fake, scope
 
@@ -105,29 +117,62 @@ async def bench_lookup(n: int, lookups: int) -> None:
         t = time.perf_counter()
         index.search(scope, query, 4)
         search.append((time.perf_counter() - t) * 1000)
-    times: list[float] = []
-    hits = 0
+    # The same lookups under the default rule (guard, verifier) and the old one (cosine and
+    # guard), interleaved so both see the same load; the difference is the verifier's cost.
+    rules = {"verifier": cache._rule, "old rule": hit_rule(SemanticCache(threshold=0.92), None)}
+    times: dict[str, list[float]] = {name: [] for name in rules}
+    hits = dict.fromkeys(rules, 0)
     for i in range(lookups):
         if i % 2:
             base = vectors[rng.integers(n)] + 0.02 * _unit(rng, 1)[0]
             fake.next = (base / np.linalg.norm(base)).astype(np.float32)
         else:
             fake.next = _unit(rng, 1)[0]
-        body = {"messages": [{"role": "user", "content": QUESTIONS[0]}], "temperature": 0}
-        t = time.perf_counter()
-        found = await cache.lookup_with("chat", "fast", body, {}, fake.next)
-        times.append(time.perf_counter() - t)
-        hits += found.status == "semantic"
-    ms = [t * 1000 for t in times]
-    print(
-        f"lookup n={n:>7}: p50 {percentile(ms, 50):.3f} ms  p99 {percentile(ms, 99):.3f} ms  "
-        f"max {max(ms):.3f} ms  semantic hits {hits}/{lookups}  (filled in {build_s:.1f} s)"
-    )
+        question = QUESTIONS[int(rng.integers(len(QUESTIONS)))]
+        body = {"messages": [{"role": "user", "content": question}], "temperature": 0}
+        for name, rule in rules.items():
+            cache._rule = rule
+            t = time.perf_counter()
+            found = await cache.lookup_with("chat", "fast", body, {}, fake.next)
+            times[name].append((time.perf_counter() - t) * 1000)
+            hits[name] += found.status == "semantic"
+    for name, ms in times.items():
+        print(
+            f"lookup n={n:>7}, {name}: p50 {percentile(ms, 50):.3f} ms  "
+            f"p99 {percentile(ms, 99):.3f} ms  max {max(ms):.3f} ms  "
+            f"semantic hits {hits[name]}/{lookups}  (filled in {build_s:.1f} s)"
+        )
     print(
         f"  FAISS search alone: p50 {percentile(search, 50):.3f} ms  "
         f"p99 {percentile(search, 99):.3f} ms"
     )
     await cache.close()
+
+
+def bench_verifier(lookups: int) -> None:
+    rule = hit_rule(SemanticCache(), load_verifier())
+    rng = np.random.default_rng(0)
+    pairs = [(a, b) for a in QUESTIONS for b in QUESTIONS]
+    times: list[float] = []
+    cpu: list[float] = []
+    served = 0
+    for i in range(lookups):
+        cached, asked = pairs[i % len(pairs)]
+        va = _unit(rng, 1)[0]
+        noise = _unit(rng, 1)[0]
+        noise -= float(noise @ va) * va
+        vb = (0.95 * va + np.sqrt(1 - 0.95**2) * noise / np.linalg.norm(noise)).astype(np.float32)
+        t, c = time.perf_counter(), time.thread_time()
+        reason = rule.refusal(Question(asked, vb), cached, va, float(vb @ va))
+        times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.thread_time() - c) * 1000)
+        served += reason is None
+    print(
+        f"verifier per candidate: wall p50 {percentile(times, 50):.3f} ms  "
+        f"p99 {percentile(times, 99):.3f} ms  max {max(times):.3f} ms; "
+        f"CPU p50 {percentile(cpu, 50):.3f} ms  p99 {percentile(cpu, 99):.3f} ms  "
+        f"({served}/{lookups} served)"
+    )
 
 
 async def bench_embedding(level: int, seconds: float, batcher: MicroBatcher) -> None:
@@ -157,6 +202,7 @@ async def bench_embedding(level: int, seconds: float, batcher: MicroBatcher) -> 
 
 
 async def main_async(args: argparse.Namespace) -> None:
+    bench_verifier(args.lookups)
     for n in args.sizes:
         await bench_lookup(n, args.lookups)
     if args.seconds > 0:

@@ -182,22 +182,30 @@ def facts_of(text: str) -> Facts:
     )
 
 
+REASONS = ("negation", "polarity", "number", "date", "unit", "entity")
+
+
 def refusal(a: str, b: str) -> str | None:
     """Why a semantic match between ``a`` and ``b`` must not be served (None: it may)."""
-    fa, fb = facts_of(a), facts_of(b)
-    if (fa.negation > 0) != (fb.negation > 0) or fa.negation % 2 != fb.negation % 2:
-        return "negation"
-    if any(x != y and x and y for x, y in zip(fa.polarity, fb.polarity, strict=True)):
-        return "polarity"
-    if fa.numbers != fb.numbers:
-        return "number"
-    if fa.dates != fb.dates:
-        return "date"
-    if fa.units != fb.units or fa.quantities != fb.quantities:
-        return "unit"
-    if not (fa.entities <= fb.words and fb.entities <= fa.words):
-        return "entity"
-    return None
+    return first_disagreement(facts_of(a), facts_of(b))
+
+
+def first_disagreement(fa: Facts, fb: Facts) -> str | None:
+    """The first of ``REASONS`` the two texts' facts disagree on (None: they agree)."""
+    found = disagreements(fa, fb)
+    return next((r for r, differ in zip(REASONS, found, strict=True) if differ), None)
+
+
+def disagreements(fa: Facts, fb: Facts) -> tuple[bool, ...]:
+    """Per reason of ``REASONS``, whether the two texts' facts disagree on it."""
+    return (
+        (fa.negation > 0) != (fb.negation > 0) or fa.negation % 2 != fb.negation % 2,
+        any(x != y and x and y for x, y in zip(fa.polarity, fb.polarity, strict=True)),
+        fa.numbers != fb.numbers,
+        fa.dates != fb.dates,
+        fa.units != fb.units or fa.quantities != fb.quantities,
+        not (fa.entities <= fb.words and fb.entities <= fa.words),
+    )
 
 
 def _side(words: frozenset[str], first: frozenset[str], second: frozenset[str]) -> int:

@@ -4,8 +4,10 @@ Lookup, for a request the eligibility rules accept:
 1. exact: the store's entry for the hash of the canonical request (``keys.py``);
 2. semantic (when the embedder is loaded and the question is short enough): embed the
    question (micro-batched, off the loop), take the ``candidates`` nearest cached questions
-   of the same scope, and serve the best one whose cosine is at least ``threshold``, that
-   the guard (``guard.py``) does not refuse, and whose answer fits the request's token limit.
+   of the same scope, and serve the best one the hit rule (``decision.py``: the verifier at
+   ``max_false_hit_rate``, or cosine and guard for a policy that sets ``threshold``) accepts
+   and whose answer fits the request's token limit. The verifier's weights are read off the
+   loop at start; until then (or if they cannot be read) the semantic cache only misses.
 The embedding computed here is kept with the miss and stored with the answer, so a request
 is embedded once. ``x-gateway-cache: bypass`` skips the cache both ways; ``refresh`` skips
 the lookup but stores the new answer over the old one.
@@ -21,13 +23,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gateway.cache.capture import AnswerCapture
+from gateway.cache.decision import HitRule, Question, hit_rule
 from gateway.cache.eligibility import cacheable_request
 from gateway.cache.entry import Entry
-from gateway.cache.guard import refusal
 from gateway.cache.keys import RequestKeys, request_keys
 from gateway.cache.replay import estimate_completion
 from gateway.cache.semantic import IndexWorker
 from gateway.cache.store import CacheStore
+from gateway.cache.verifier import load_verifier
 from gateway.embedding import BatcherClosed, EmbedderSlot, Vectors
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Cache as CacheSettings
@@ -67,8 +70,18 @@ class ResponseCache:
         self._metrics = metrics
         self._new_id = new_id
         self._tasks: set[asyncio.Task[None]] = set()
+        semantic = settings.semantic
+        self._rule: HitRule | None = None if semantic.uses_verifier else hit_rule(semantic, None)
 
     async def start(self) -> None:
+        semantic = self.settings.semantic
+        if semantic.enabled and semantic.uses_verifier:
+            try:
+                verifier = await asyncio.to_thread(load_verifier, semantic.verifier_path)
+            except (OSError, ValueError):
+                log.exception("the cache verifier did not load; the semantic cache stays off")
+            else:
+                self._rule = hit_rule(semantic, verifier)
         await self.store.start(self.index)
 
     async def close(self) -> None:
@@ -142,18 +155,22 @@ class ResponseCache:
             return None
 
     async def _semantic(self, keys: RequestKeys, vector: Vectors) -> Lookup | None:
-        semantic = self.settings.semantic
+        rule = self._rule
+        if rule is None:
+            return None
         assert keys.query is not None
-        for entry_id, score in await self.index.search(keys.scope, vector, semantic.candidates):
-            if score < semantic.threshold:
+        asked = Question(keys.query, vector)
+        found = await self.index.search(keys.scope, vector, self.settings.semantic.candidates)
+        for entry_id, score in found:
+            if score < rule.floor:
                 break  # best first: the rest are further away
             entry = await self.store.get(entry_id)
             if entry is None:
                 self.index.removed(entry_id)  # expired or evicted elsewhere
                 continue
-            if entry.scope != keys.scope or entry.query is None:
+            if entry.scope != keys.scope or entry.query is None or entry.vector is None:
                 continue
-            reason = refusal(keys.query, entry.query) if semantic.guard else None
+            reason = rule.refusal(asked, entry.query, entry.vector, score)
             if reason is not None:
                 self._metrics.cache_guard_refusals.labels(reason).inc()
                 continue

@@ -99,3 +99,21 @@ def test_demo_serves_the_simulated_fleet(tmp_path: Path) -> None:
         assert children, "the demo runs its fleet as a child process"
     for pid in children:
         assert not Path(f"/proc/{pid}").exists(), "the demo left its fleet running"
+
+
+def test_cache_curve_prints_the_shipped_curve(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cache-curve", "--points", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "QQP train-split pairs held out" in out
+    assert "(default)" in out
+    assert out.count("\n  0.") >= 5  # curve rows: threshold, precision, recall
+
+
+def test_cache_curve_refuses_an_unreadable_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "v.npz").write_bytes(b"not a weights file")
+    (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04 cut short")
+    for name in ("v.npz", "cut.npz", "missing.npz"):
+        assert main(["cache-curve", "--verifier", str(tmp_path / name)]) == 1
+        assert "cannot read the verifier" in capsys.readouterr().err

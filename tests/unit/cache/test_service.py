@@ -1,20 +1,26 @@
-"""ResponseCache with a stand-in encoder: exact, semantic, guard, token limit, slow embedder."""
+"""ResponseCache with a stand-in encoder: exact, semantic, guard, verifier, token limit, slow
+embedder."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.cache.memory import MemoryStore
 from gateway.cache.service import ResponseCache
+from gateway.cache.verifier import Curve
 from gateway.embedding import EmbedderSettings, EmbedderSlot
 from gateway.embedding.encoder import Vectors
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Cache, SemanticCache
+from tests.unit.cache.test_verifier import toy_verifier
 
 ANSWER = {
     "object": "chat.completion",
@@ -109,4 +115,48 @@ async def test_bypass_and_refresh() -> None:
     refresh = await cache.lookup("chat", "fast", body, {"x-gateway-cache": "refresh"})
     assert refresh.status == "miss"
     assert cache.capture(refresh, "chat") is not None
+    await cache.close()
+
+
+def _toy_verifier(path: Path, offset: float) -> str:
+    """A verifier for the 8-d WordEncoder that serves cosines above ``offset``."""
+    toy = toy_verifier(offset=offset, min_cosine=0.5)
+    curve = Curve(np.array([0.5]), np.ones(1), np.ones(1))
+    replace(toy, curve=curve, curve_no_guard=curve).save(path)
+    return str(path)
+
+
+async def _verified_cache(verifier_path: str, metrics: GatewayMetrics) -> ResponseCache:
+    slot = EmbedderSlot(EmbedderSettings(), loader=lambda _: WordEncoder())
+    slot.start()
+    assert await slot.ready()
+    settings = Cache(enabled=True, semantic=SemanticCache(verifier_path=verifier_path))
+    store = MemoryStore(ttl_s=60, max_entries=100, clock=lambda: 0.0)
+    cache = ResponseCache(settings, store, slot, metrics)
+    await cache.start()
+    return cache
+
+
+# The two questions' cosine is 0.89 (4 of 5 words shared).
+@pytest.mark.parametrize(("offset", "status"), [(0.85, "semantic"), (0.95, "miss")])
+async def test_the_verifier_decides_a_semantic_hit(
+    tmp_path: Path, offset: float, status: str
+) -> None:
+    metrics = GatewayMetrics(CollectorRegistry())
+    cache = await _verified_cache(_toy_verifier(tmp_path / "v.npz", offset), metrics)
+    await _store(cache, "How do I reset my password?")
+    found = await cache.lookup("chat", "fast", _body("how reset my password"), {})
+    assert found.status == status
+    refused = metrics.cache_guard_refusals.labels("verifier")._value.get()
+    assert refused == (status == "miss")
+    await cache.close()
+
+
+async def test_unreadable_verifier_weights_leave_the_exact_cache(tmp_path: Path) -> None:
+    metrics = GatewayMetrics(CollectorRegistry())
+    cache = await _verified_cache(str(tmp_path / "missing.npz"), metrics)
+    await _store(cache, "How do I reset my password?")
+    assert (await cache.lookup("chat", "fast", _body("how reset my password"), {})).status == "miss"
+    exact = await cache.lookup("chat", "fast", _body("How do I reset my password?"), {})
+    assert exact.status == "exact"
     await cache.close()

@@ -1,0 +1,1 @@
+"""Semantic-cache quality: public pair data, the verifier's fit, and its evaluation."""
