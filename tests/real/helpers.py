@@ -13,6 +13,8 @@ import httpx2 as httpx
 import openai
 import orjson
 
+from loadtests.real.predictor import Plan, measure
+from loadtests.real.predictor_table import errors, measured
 from loadtests.real.probe import metrics, wait_for
 from loadtests.real.prompts import filler
 
@@ -219,3 +221,25 @@ async def stop_all(tasks: list[asyncio.Task[None]]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# The predictor's check, short: 1, 2 and 4 clients with 16- and 384-word prompts, one warm-up
+# pass and one measured pass of one request per client and cell (28 requests).
+PREDICTOR_PLAN = Plan(lengths=(("short", 16), ("long", 384)), rounds=1, passes=1)
+
+
+async def check_predictor_learns(url: str, engine: str) -> None:
+    """Through a gateway with no objective: every request is served, predicted and observed
+    (in its access-log line and in the error histogram), and after the warm-up pass the
+    learned predictor's median error is below the prior's on the same requests (the prior
+    predicts from the same inputs; which is larger depends on the engine, not its speed)."""
+    run = await measure(url, engine, PREDICTOR_PLAN)
+    assert len(run.samples) == PREDICTOR_PLAN.requests() == 28
+    assert [s.status for s in run.samples] == [200] * 28
+    for s in run.samples:
+        assert min(s.observed_s or 0, s.predicted_s or 0, s.prior_s or 0) > 0, s
+    assert run.error_count == 28
+    after = measured(run)
+    assert len(after) == 14
+    pooled = errors(after, "all")
+    assert pooled.error_p50_ms < pooled.prior_p50_ms, pooled
