@@ -1,8 +1,9 @@
 """The gateway's TTFT predictor (``gateway/backends/ttft.py``) checked against a real engine.
 
-A gateway runs in this process on real uvicorn (its default admission with no TTFT
-objective, so nothing is refused for a prediction) in front of one real server (llama.cpp
-or vLLM CPU) serving Gemma 3 270M; its ``gateway.access`` lines are captured. Cells: every
+A gateway runs in this process on real uvicorn (``policy.py``: default admission with no
+TTFT objective, so nothing is refused for a prediction; as many in flight as the server has
+slots) in front of one real server (llama.cpp or vLLM CPU) serving Gemma 3 270M; its
+``gateway.access`` lines are captured. Cells: every
 prompt length of ``Plan.lengths`` (words of ``prompts.filler``, after a nonce that defeats
 the prefix cache) at every number of concurrent clients of ``Plan.clients``; closed loop:
 each client sends its requests one after the other, streamed chat completions of
@@ -34,7 +35,7 @@ from gateway.access_log import ACCESS_LOGGER
 from gateway.app import build_app
 from gateway.backends.ttft import TtftFeatures, TtftModel
 from gateway.policy import load_policy_text
-from loadtests.real.model import SERVED_NAME
+from loadtests.real.policy import real_policy
 from loadtests.real.probe import metrics
 from loadtests.real.prompts import filler
 from loadtests.serving import serve
@@ -79,28 +80,11 @@ class Run:
     error_count: float = 0.0  # observations in the gateway's prediction-error histogram
 
 
-def gateway_policy(url: str, engine: str, slots: int) -> str:
-    """One backend in pool ``cpu``, public model ``gemma``, as many in flight as the server
-    has slots, no TTFT objective; load scraped every 2 s (llama.cpp checks a waiting
-    client's connection only after a second without results: see README, Real backends)."""
-    return f"""
-backends:
-  - {{name: real-0, url: "{url}", engine: {engine}, model: {SERVED_NAME}, pool: cpu,
-      max_inflight: {slots}}}
-models:
-  gemma: {{pool: cpu}}
-pools:
-  cpu:
-    timeouts: {{connect_s: 5, first_token_s: 300, idle_s: 60, total_s: 600}}
-    retry: {{attempts: 1}}
-    admission: {{objective: null}}
-health: {{interval_s: 2, timeout_s: 5, scrape_interval_s: 2}}
-"""
-
-
 async def measure(url: str, engine: str, plan: Plan, *, slots: int = 4) -> Run:
     """Run ``plan`` through a fresh gateway in front of the server at ``url``."""
-    policy = load_policy_text(gateway_policy(url, engine, slots))
+    policy = load_policy_text(
+        real_policy(url, engine, inflight=slots, scrape_s=2.0, access_log=True)
+    )
     run = Run(engine, plan)
     with access_lines() as lines, serve(build_app(policy)) as gateway:
         async with httpx.AsyncClient(timeout=600) as http:

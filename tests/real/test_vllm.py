@@ -23,9 +23,9 @@ import pytest
 from gateway.app import build_app
 from gateway.policy import load_policy_text
 from loadtests.real.model import SERVED_NAME
+from loadtests.real.policy import real_policy
 from loadtests.real.probe import metrics, wait_for
 from loadtests.real.prompts import filler
-from tests.real.conftest import real_policy
 from tests.real.helpers import (
     CHAT,
     LONG,
