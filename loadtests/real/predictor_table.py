@@ -3,8 +3,9 @@
 Per cell, over its measured requests (the warm-up pass left out): the observed TTFT at the
 replica (p50), the absolute error |observed - predicted| (p50, p90), the same relative to
 the observed TTFT (p50, p90), the signed median error (observed - predicted: positive when
-the predictor is optimistic), and the prior's absolute error on the same requests (p50,
-p90). Percentiles interpolate linearly (``numpy.percentile``). A last row pools all cells.
+the predictor is optimistic), the root-mean-square error (what the predictor's regression
+minimises), and the prior's absolute error on the same requests (p50, p90) and its RMS
+error. Percentiles interpolate linearly (``numpy.percentile``). A last row pools all cells.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ class CellErrors:
     relative_p50: float
     relative_p90: float
     bias_ms: float
+    rms_ms: float
     prior_p50_ms: float
     prior_p90_ms: float
+    prior_rms_ms: float
 
 
 def measured(run: Run) -> list[Sample]:
@@ -43,7 +46,8 @@ def measured(run: Run) -> list[Sample]:
 def errors(samples: Sequence[Sample], cell: str) -> CellErrors:
     observed = np.array([s.observed_s for s in samples], dtype=float)
     signed = observed - np.array([s.predicted_s for s in samples], dtype=float)
-    prior = np.abs(observed - np.array([s.prior_s for s in samples], dtype=float))
+    prior_signed = observed - np.array([s.prior_s for s in samples], dtype=float)
+    prior = np.abs(prior_signed)
     relative = np.abs(signed) / np.maximum(observed, 1e-9)
     return CellErrors(
         cell=cell,
@@ -54,8 +58,10 @@ def errors(samples: Sequence[Sample], cell: str) -> CellErrors:
         relative_p50=_pct(relative, 50),
         relative_p90=_pct(relative, 90),
         bias_ms=1000 * float(np.median(signed)),
+        rms_ms=1000 * _rms(signed),
         prior_p50_ms=1000 * _pct(prior, 50),
         prior_p90_ms=1000 * _pct(prior, 90),
+        prior_rms_ms=1000 * _rms(prior_signed),
     )
 
 
@@ -74,17 +80,22 @@ def table(run: Run) -> list[CellErrors]:
 def markdown(rows: Sequence[CellErrors]) -> str:
     head = (
         "| cell | requests | observed TTFT p50 ms | error p50 / p90 ms "
-        "| relative error p50 / p90 | bias ms | prior's error p50 / p90 ms |\n"
-        "|---|---|---|---|---|---|---|\n"
+        "| relative error p50 / p90 | bias ms | RMS error ms "
+        "| prior's error p50 / p90 ms | prior's RMS error ms |\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
     )
     return head + "".join(
         f"| {r.cell} | {r.requests} | {r.observed_p50_ms:.0f} "
         f"| {r.error_p50_ms:.0f} / {r.error_p90_ms:.0f} "
-        f"| {r.relative_p50:.0%} / {r.relative_p90:.0%} | {r.bias_ms:+.0f} "
-        f"| {r.prior_p50_ms:.0f} / {r.prior_p90_ms:.0f} |\n"
+        f"| {r.relative_p50:.0%} / {r.relative_p90:.0%} | {r.bias_ms:+.0f} | {r.rms_ms:.0f} "
+        f"| {r.prior_p50_ms:.0f} / {r.prior_p90_ms:.0f} | {r.prior_rms_ms:.0f} |\n"
         for r in rows
     )
 
 
 def _pct(values: np.ndarray, q: float) -> float:
     return float(np.percentile(values, q))
+
+
+def _rms(values: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(values))))

@@ -231,8 +231,10 @@ PREDICTOR_PLAN = Plan(lengths=(("short", 16), ("long", 384)), rounds=1, passes=1
 async def check_predictor_learns(url: str, engine: str) -> None:
     """Through a gateway with no objective: every request is served, predicted and observed
     (in its access-log line and in the error histogram), and after the warm-up pass the
-    learned predictor's median error is below the prior's on the same requests (the prior
-    predicts from the same inputs; which is larger depends on the engine, not its speed)."""
+    learned predictor's root-mean-square error (what its regression minimises) is below the
+    prior's on the same requests (the prior predicts from the same inputs; which is larger
+    depends on how the engine behaves, not on how fast the machine is). Medians of 14
+    requests are too noisy on a shared machine to compare."""
     run = await measure(url, engine, PREDICTOR_PLAN)
     assert len(run.samples) == PREDICTOR_PLAN.requests() == 28
     assert [s.status for s in run.samples] == [200] * 28
@@ -242,4 +244,4 @@ async def check_predictor_learns(url: str, engine: str) -> None:
     after = measured(run)
     assert len(after) == 14
     pooled = errors(after, "all")
-    assert pooled.error_p50_ms < pooled.prior_p50_ms, pooled
+    assert pooled.rms_ms < pooled.prior_rms_ms, pooled

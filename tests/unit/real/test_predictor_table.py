@@ -52,6 +52,8 @@ def test_the_prior_is_scored_on_the_same_requests() -> None:
     found = errors([sample(1.0, 0.9, prior=0.2), sample(0.5, 0.5, prior=0.3)], "c")
     assert found.prior_p50_ms == pytest.approx(500.0)  # |1.0-0.2|=0.8 and |0.5-0.3|=0.2
     assert found.error_p50_ms == pytest.approx(50.0)
+    assert found.prior_rms_ms == pytest.approx(1000 * (0.34**0.5))  # (0.64 + 0.04) / 2
+    assert found.rms_ms == pytest.approx(1000 * (0.005**0.5))  # (0.01 + 0) / 2
 
 
 def test_the_table_leaves_out_the_warm_up_and_requests_without_a_pair() -> None:
@@ -69,4 +71,5 @@ def test_the_table_leaves_out_the_warm_up_and_requests_without_a_pair() -> None:
     assert rows[1].error_p50_ms == pytest.approx(200.0)
     text = markdown(rows)
     assert text.count("\n") == 2 + 3
-    assert "| short x2 | 2 | 500 | 200 / 280 | 38% / 48% | +200 | 500 / 580 |" in text
+    # RMS: sqrt((0.01 + 0.09) / 2) and sqrt((0.36 + 0.16) / 2)
+    assert "| short x2 | 2 | 500 | 200 / 280 | 38% / 48% | +200 | 224 | 500 / 580 | 510 |" in text
