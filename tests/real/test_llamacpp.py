@@ -169,6 +169,6 @@ async def test_full_slots_queue_then_shed_and_load_is_scraped(
     await wait_for(lambda: busy_slots(http, llamacpp), lambda n: n == 0, timeout_s=10)
 
 
-@pytest.mark.timeout(300)  # 28 real requests, 12 of them long prompts, on 2 shared cores
+@pytest.mark.timeout(600)  # 28 real requests, 12 of them long prompts, on 2 shared cores
 async def test_the_ttft_predictor_learns_the_server(llamacpp: str) -> None:
     await check_predictor_learns(llamacpp, "llamacpp")
