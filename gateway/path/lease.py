@@ -10,7 +10,7 @@ not as a finished client request.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -89,6 +89,7 @@ class Lease:
         self._uncached = _prompt_tokens(ctx, plan) * (1.0 - prefix_match)
         self._features = backend.ttft_features(self._uncached)
         self._predicted = backend.ttft_model.predict(self._features)
+        self._observed: float | None = None
         self._pending = True
         backend.pending += 1
         backend.pending_tokens += self._uncached
@@ -103,7 +104,7 @@ class Lease:
             self._permit.prefilled()
         if self._pending:
             self._not_pending()
-            observed = self._clock() - self._started
+            observed = self._observed = self._clock() - self._started
             error = self.backend.ttft_model.observe(self._features, observed, self._predicted)
             direction = "under" if error > 0 else "over"  # under-predicted: it took longer
             pool = self.plan.pool.name
@@ -189,6 +190,11 @@ class Lease:
             "error": outcome.error_kind,
             "queue_ms": ms(self._permit.queued_s if self._permit is not None else None),
             "ttft_ms": ms(None if first is None else first - ctx.arrival),
+            # The TTFT predictor's view of this dispatch (backends/ttft.py): what it was given,
+            # predicted, and saw (from dispatch, queue excluded).
+            "ttft_inputs": asdict(self._features),
+            "ttft_predicted_ms": ms(self._predicted),
+            "ttft_backend_ms": ms(self._observed),
             "tokens_in": outcome.input_tokens,
             "tokens_out": outcome.output_tokens,
             "route": self.plan.reason,

@@ -48,6 +48,12 @@ def test_one_line_per_request_without_prompt_or_key(
         assert line["tokens_out"] == 5  # the fake upstream's five tokens
         assert line["error"] is None
     assert (whole["stream"], streamed["stream"]) == (False, True)
+    # The TTFT predictor's view: both were predicted; only a stream shows its first token.
+    for line in (whole, streamed):
+        assert isinstance(line["ttft_predicted_ms"], float)
+        assert set(line["ttft_inputs"]) >= {"uncached_tokens", "pending", "decoding"}
+    assert whole["ttft_backend_ms"] is None
+    assert isinstance(streamed["ttft_backend_ms"], float)
     assert streamed["tokens_in"] is not None  # from the usage chunk
     assert refused["status"] == 404
     assert refused["error"] == "model_not_found"

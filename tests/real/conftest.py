@@ -22,6 +22,7 @@ from loadtests.real.cache import cache_root
 from loadtests.real.launch import llamacpp_ready, llamacpp_server
 from loadtests.real.llamacpp import ServeOptions
 from loadtests.real.model import SERVED_NAME
+from loadtests.real.policy import real_policy
 from loadtests.real.vllm_cpu import VllmOptions, vllm_server
 from tests.support.processes import free_port
 from tests.support.servers import serve
@@ -45,33 +46,6 @@ def llamacpp(cache: Path) -> Iterator[str]:
     options = ServeOptions(port=free_port(), served_name=SERVED_NAME, parallel=SLOTS)
     with llamacpp_server(cache, options) as url:
         yield url
-
-
-def real_policy(
-    url: str, engine: str, *, inflight: int = SLOTS, max_queue: int = 16, scrape_s: float = 0.2
-) -> str:
-    """One real backend in pool ``cpu``, public model ``gemma``; the pool admits ``inflight``
-    at once and queues ``max_queue`` more; load is scraped every ``scrape_s``."""
-    return f"""
-backends:
-  - name: real-0
-    url: {url}
-    engine: {engine}
-    model: {SERVED_NAME}
-    pool: cpu
-    max_inflight: {inflight}
-models:
-  gemma: {{pool: cpu}}
-pools:
-  cpu:
-    timeouts: {{connect_s: 5, first_token_s: 120, idle_s: 60, total_s: 300}}
-    retry: {{attempts: 1}}
-    admission:
-      max_queue: {max_queue}
-      objective: null  # these suites test relaying and cancellation, not shedding
-health: {{interval_s: 2, timeout_s: 5, scrape_interval_s: {scrape_s}}}
-server: {{access_log: false}}
-"""
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ import httpx2 as httpx
 import openai
 import orjson
 
+from loadtests.real.predictor import Plan, measure
+from loadtests.real.predictor_table import errors, measured
 from loadtests.real.probe import metrics, wait_for
 from loadtests.real.prompts import filler
 
@@ -183,14 +185,15 @@ async def fill_queue_then_shed(
     http: httpx.AsyncClient, gateway: str, holders: list[asyncio.Task[None]]
 ) -> asyncio.Task[None]:
     """With the pool's slots held by ``holders``: one more request waits in the gateway's
-    queue (returned, still waiting), two more find the queue full and get a fast 429 with
-    ``Retry-After``."""
+    queue (returned, still waiting), two more find the queue full and get a fast 503
+    (``queue_full``, a pool's refusal; 429 is a tenant's own limit) with ``Retry-After``."""
     queued = asyncio.create_task(hold(http, gateway, []))
     await wait_for(lambda: metrics(http, gateway), lambda m: m[QUEUE_DEPTH] == 1, timeout_s=5)
     for _ in range(2):
         start = time.monotonic()
         refused = await http.post(gateway + CHAT, json=chat_body("hi", max_tokens=4))
-        assert refused.status_code == 429
+        assert refused.status_code == 503
+        assert refused.json()["error"]["code"] == "queue_full"
         assert int(refused.headers["retry-after"]) >= 1
         assert time.monotonic() - start < 1.0
     return queued
@@ -219,3 +222,27 @@ async def stop_all(tasks: list[asyncio.Task[None]]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# The predictor's check, short: 1, 2 and 4 clients with 16- and 384-word prompts, one warm-up
+# pass and one measured pass of one request per client and cell (28 requests).
+PREDICTOR_PLAN = Plan(lengths=(("short", 16), ("long", 384)), rounds=1, passes=1)
+
+
+async def check_predictor_learns(url: str, engine: str) -> None:
+    """Through a gateway with no objective: every request is served, predicted and observed
+    (in its access-log line and in the error histogram), and after the warm-up pass the
+    learned predictor's root-mean-square error (what its regression minimises) is below the
+    prior's on the same requests (the prior predicts from the same inputs; which is larger
+    depends on how the engine behaves, not on how fast the machine is). Medians of 14
+    requests are too noisy on a shared machine to compare."""
+    run = await measure(url, engine, PREDICTOR_PLAN)
+    assert len(run.samples) == PREDICTOR_PLAN.requests() == 28
+    assert [s.status for s in run.samples] == [200] * 28
+    for s in run.samples:
+        assert min(s.observed_s or 0, s.predicted_s or 0, s.prior_s or 0) > 0, s
+    assert run.error_count == 28
+    after = measured(run)
+    assert len(after) == 14
+    pooled = errors(after, "all")
+    assert pooled.rms_ms < pooled.prior_rms_ms, pooled

@@ -5,7 +5,8 @@ leaves in any phase the server sees (prefill, streaming, a whole answer being ma
 the server's slot, and one that leaves the gateway's queue never reaches it. The gateway's
 rewriting turns a system prompt with a timestamp into a prefix the server's cache reuses.
 With every slot busy and the queue full the gateway sheds with ``Retry-After``, and it reads
-the server's load from ``llamacpp:*`` metrics.
+the server's load from ``llamacpp:*`` metrics. The gateway's TTFT predictor learns the
+server: after a warm-up its error is below its prior's.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tests.real.helpers import (
     cancellations,
     chat_body,
     check_chat_and_completions,
+    check_predictor_learns,
     check_streaming,
     fill_queue_then_shed,
     hold,
@@ -146,7 +148,7 @@ async def test_full_slots_queue_then_shed_and_load_is_scraped(
 ) -> None:
     """Four streams fill the four slots (the gateway reads ``requests_processing``), a fifth
     waits in the gateway's queue, never reaching the server, and leaves; two more find the
-    queue full: 429 with ``Retry-After`` at once."""
+    queue full: 503 with ``Retry-After`` at once."""
     opened: list[int] = []
     holders = [asyncio.create_task(hold(http, llamacpp_gateway, opened)) for _ in range(4)]
     try:
@@ -165,3 +167,8 @@ async def test_full_slots_queue_then_shed_and_load_is_scraped(
     finally:
         await stop_all(holders)
     await wait_for(lambda: busy_slots(http, llamacpp), lambda n: n == 0, timeout_s=10)
+
+
+@pytest.mark.timeout(600)  # 28 real requests, 12 of them long prompts, on 2 shared cores
+async def test_the_ttft_predictor_learns_the_server(llamacpp: str) -> None:
+    await check_predictor_learns(llamacpp, "llamacpp")

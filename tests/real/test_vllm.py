@@ -6,7 +6,8 @@ leaving in prefill, while streaming and during a whole answer, prefix reuse thro
 rewriting, shedding when the engine is full), plus the real ``vllm:*`` metrics: each
 departure aborts the request in vLLM (nothing running, nothing finished, few tokens), the
 load the gateway scrapes (running, waiting, KV usage, prefix-cache hit rate), and load-aware
-routing away from a replica whose queue is long.
+routing away from a replica whose queue is long; and the gateway's TTFT predictor learning
+the engine (its error after a warm-up below its prior's).
 """
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ import pytest
 from gateway.app import build_app
 from gateway.policy import load_policy_text
 from loadtests.real.model import SERVED_NAME
+from loadtests.real.policy import real_policy
 from loadtests.real.probe import metrics, wait_for
 from loadtests.real.prompts import filler
-from tests.real.conftest import real_policy
 from tests.real.helpers import (
     CHAT,
     LONG,
     cancellations,
     chat_body,
     check_chat_and_completions,
+    check_predictor_learns,
     check_streaming,
     fill_queue_then_shed,
     hold,
@@ -213,3 +215,8 @@ async def test_load_aware_routing_avoids_the_queued_engine(
             assert answer.headers["x-gateway-backend"] == "llama-1"
     finally:
         await stop_all(direct)
+
+
+@pytest.mark.timeout(600)  # 28 real requests, 12 of them long prompts, on 2 shared cores
+async def test_the_ttft_predictor_learns_the_engine(vllm: str) -> None:
+    await check_predictor_learns(vllm, "vllm")
