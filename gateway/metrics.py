@@ -54,30 +54,16 @@ class GatewayMetrics:
             "Requests being served upstream, by pool",
             ["pool"],
         )
-        self.ttft = Bounded(
-            histogram(
-                "gateway_time_to_first_token_seconds",
-                "Time from request arrival to the first token sent to the client, by pool, "
-                "length class and cache result",
-                ["pool", "length", "cache"],
-                buckets=LATENCY_BUCKETS,
-            ),
-            b.pool,
-            b.fixed,
-            b.cache,
+
+        def latency(name: str, until: str) -> Bounded[Histogram]:
+            doc = f"Time from request arrival to {until}, by pool, length class and cache result"
+            metric = histogram(name, doc, ["pool", "length", "cache"], buckets=LATENCY_BUCKETS)
+            return Bounded(metric, b.pool, b.fixed, b.cache)
+
+        self.ttft = latency(
+            "gateway_time_to_first_token_seconds", "the first token sent to the client"
         )
-        self.e2e = Bounded(
-            histogram(
-                "gateway_request_duration_seconds",
-                "Time from request arrival to the last byte sent to the client, by pool, "
-                "length class and cache result",
-                ["pool", "length", "cache"],
-                buckets=LATENCY_BUCKETS,
-            ),
-            b.pool,
-            b.fixed,
-            b.cache,
-        )
+        self.e2e = latency("gateway_request_duration_seconds", "the last byte sent to the client")
         self.tpot = histogram(
             "gateway_time_per_output_token_seconds",
             "Mean time between output tokens of a streamed response, after the first",
