@@ -275,6 +275,8 @@ def _check(response: httpx.Response) -> None:
         assert isinstance(error["type"], str)
 
 
+# 10,000 requests to a real process: minutes on a busy machine, not the default 120 s.
+@pytest.mark.timeout(1800)
 def test_ten_thousand_generated_requests(fuzz_gateway: str) -> None:
     statuses: Counter[int] = Counter()
     with httpx.Client(base_url=fuzz_gateway, timeout=60) as http:
