@@ -10,9 +10,12 @@ Decision table (label: kept when in -> otherwise):
 - ``model``: the policy's public model names (and the name of the gateway's own summary
   calls) -> ``unknown``
 - ``tenant``: the policy's tenants -> ``unknown``
-- ``pool``, ``from_pool``, ``to_pool``: the policy's pools -> ``unknown``
+- ``pool``, ``from_pool``, ``to_pool``: the policy's pools, and ``none`` (a cache hit:
+  no pool served it) -> ``unknown``
 - ``backend``: the policy's backends, and ``none`` (nothing tried) -> ``unknown``
 - ``status``: an HTTP status, 100 to 599 -> ``other``
+- ``cache``: the cache stage's results (``CACHE_RESULTS``) -> ``bypass`` (the stage did not
+  run, so the cache was not used)
 - error ``kind`` / retry ``reason``: ``ERROR_KINDS``, the gateway's own error codes and
   types -> ``other`` (a backend's error code is its own text)
 
@@ -31,6 +34,8 @@ from prometheus_client.metrics import MetricWrapperBase
 UNKNOWN = "unknown"
 OTHER = "other"
 NO_BACKEND = "none"
+NO_POOL = "none"
+CACHE_RESULTS = frozenset({"miss", "exact", "semantic", "bypass"})
 
 # What Outcome.error_kind and retry reasons can be when the gateway itself names the failure.
 ERROR_KINDS = frozenset(
@@ -94,7 +99,7 @@ class LabelBounds:
         return value if value in self.sets.tenants else UNKNOWN
 
     def pool(self, value: str) -> str:
-        return value if value in self.sets.pools else UNKNOWN
+        return value if value in self.sets.pools or value == NO_POOL else UNKNOWN
 
     def backend(self, value: str) -> str:
         return value if value in self.sets.backends or value == NO_BACKEND else UNKNOWN
@@ -102,6 +107,10 @@ class LabelBounds:
     @staticmethod
     def status(value: str) -> str:
         return value if len(value) == 3 and value.isdigit() and "1" <= value[0] <= "5" else OTHER
+
+    @staticmethod
+    def cache(value: str) -> str:
+        return value if value in CACHE_RESULTS else "bypass"
 
     @staticmethod
     def error_kind(value: str) -> str:

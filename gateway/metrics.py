@@ -39,31 +39,31 @@ class GatewayMetrics:
         self.requests = Bounded(
             counter(
                 "gateway_requests",
-                "Requests finished, by public model, pool, backend and HTTP status",
-                ["model", "pool", "backend", "status"],
+                "Requests finished, by public model, pool, backend, HTTP status and cache "
+                "result (a cache hit: pool and backend none)",
+                ["model", "pool", "backend", "status", "cache"],
             ),
             b.model,
             b.pool,
             b.backend,
             b.status,
+            b.cache,
         )
         self.inflight = gauge(
             "gateway_inflight_requests",
             "Requests being served upstream, by pool",
             ["pool"],
         )
-        self.ttft = histogram(
-            "gateway_time_to_first_token_seconds",
-            "Time from request arrival to the first token sent to the client",
-            ["pool", "length"],
-            buckets=LATENCY_BUCKETS,
+
+        def latency(name: str, until: str) -> Bounded[Histogram]:
+            doc = f"Time from request arrival to {until}, by pool, length class and cache result"
+            metric = histogram(name, doc, ["pool", "length", "cache"], buckets=LATENCY_BUCKETS)
+            return Bounded(metric, b.pool, b.fixed, b.cache)
+
+        self.ttft = latency(
+            "gateway_time_to_first_token_seconds", "the first token sent to the client"
         )
-        self.e2e = histogram(
-            "gateway_request_duration_seconds",
-            "Time from request arrival to the last byte sent to the client",
-            ["pool", "length"],
-            buckets=LATENCY_BUCKETS,
-        )
+        self.e2e = latency("gateway_request_duration_seconds", "the last byte sent to the client")
         self.tpot = histogram(
             "gateway_time_per_output_token_seconds",
             "Mean time between output tokens of a streamed response, after the first",
@@ -72,7 +72,9 @@ class GatewayMetrics:
         )
         self.overhead = histogram(
             "gateway_overhead_seconds",
-            "Gateway time before the upstream request is sent (parse, policy, pick)",
+            "Gateway time before the upstream request is sent (parse, policy, cache lookup, "
+            "pick), queue wait and embedding excluded (gateway_queue_wait_seconds, "
+            "gateway_embedding_wait_seconds)",
             buckets=OVERHEAD_BUCKETS,
         )
         self.upstream_errors = Bounded(
@@ -333,6 +335,12 @@ class GatewayMetrics:
             "gateway_embedding_batch_seconds",
             "Time to embed one micro-batch",
             buckets=(*OVERHEAD_BUCKETS, 0.25, 0.5, 1.0),
+        )
+        self.embedding_wait = histogram(
+            "gateway_embedding_wait_seconds",
+            "Time a request waited for its question's embedding (micro-batch and model), "
+            "timed-out waits included",
+            buckets=(*OVERHEAD_BUCKETS, 0.25, 0.5, 1.0, 2.5),
         )
         self.embedding_batch_size = histogram(
             "gateway_embedding_batch_size",

@@ -91,7 +91,8 @@ class HealthChecker:
         """None when the backend is up, else why not."""
         # Hosted OpenAI-compatible APIs want their key on /v1/models too (probe_get sends it).
         try:
-            await probe_get(self._pool, state.spec, _PROBE_PATH[state.spec.engine], timeout_s)
+            path, redactor = _PROBE_PATH[state.spec.engine], self._policy().redactor
+            await probe_get(self._pool, state.spec, path, timeout_s, redactor)
         except ProbeFailed as exc:
             return exc
         return None

@@ -47,14 +47,18 @@ class LoadWatcher:
 
     async def _scrape(self, state: BackendState, timeout_s: float) -> None:
         try:
-            body = await probe_get(self._pool, state.spec, "/metrics", timeout_s)
+            redactor = self._policy().redactor
+            body = await probe_get(self._pool, state.spec, "/metrics", timeout_s, redactor)
             fold_load(state, parse_load(state.spec.engine, body.decode("utf-8", "replace")))
         except ProbeFailed as exc:
             self.problems.note(state.name, exc)
             return
         except ValueError as exc:
             self.problems.note(
-                state.name, ProbeFailed("/metrics is not Prometheus text", f": {exc}")
+                state.name,
+                ProbeFailed(
+                    "/metrics is not Prometheus text", f": {redactor.clipped(str(exc), 200)}"
+                ),
             )
             return
         self.problems.note(state.name, None)

@@ -3,8 +3,10 @@ once.
 
 The GET goes through the request path's own connection pool with the backend's origin, so a
 probe reaches the backend exactly as requests do: same root prefix, TLS settings, proxy and
-upstream key. A failure is described in words (``ProbeFailed``); ``ProblemLog`` logs a
-backend's problem when it starts or changes and once when it clears, never on every probe.
+upstream key. A failure is described in words (``ProbeFailed``); what the backend said goes
+into it only after the policy's ``Redactor`` (a backend quoting the key it got must not put
+it in the gateway's log). ``ProblemLog`` logs a backend's problem when it starts or changes
+and once when it clears, never on every probe.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ import asyncio
 import logging
 
 from gateway.policy.compile import BackendSpec
+from gateway.security.redact import Redactor
 from gateway.upstream import ConnectionPool, UpstreamIOError
 
 _MAX_BODY = 4 * 1024 * 1024  # a vLLM /metrics page is far below this
+_EXCERPT = 200  # characters of a failing answer's body told in the log
 
 
 class ProbeFailed(Exception):
@@ -28,7 +32,9 @@ class ProbeFailed(Exception):
         self.detail = detail
 
 
-async def probe_get(pool: ConnectionPool, spec: BackendSpec, path: str, timeout_s: float) -> bytes:
+async def probe_get(
+    pool: ConnectionPool, spec: BackendSpec, path: str, timeout_s: float, redactor: Redactor
+) -> bytes:
     """The body of a 200 answer to ``GET path``; ``ProbeFailed`` otherwise."""
     origin = spec.origin
     headers = [("accept", "*/*")]
@@ -46,12 +52,12 @@ async def probe_get(pool: ConnectionPool, spec: BackendSpec, path: str, timeout_
     except UpstreamIOError as exc:
         raise ProbeFailed(f"GET {url}: {exc}") from None
     if response.status != 200:
-        raise ProbeFailed(f"GET {url} answered {response.status}", _excerpt(body))
+        raise ProbeFailed(f"GET {url} answered {response.status}", _excerpt(body, redactor))
     return body
 
 
-def _excerpt(body: bytes) -> str:
-    text = body[:200].decode("utf-8", "replace").strip()
+def _excerpt(body: bytes, redactor: Redactor) -> str:
+    text = redactor.clipped(body[:_EXCERPT].decode("utf-8", "replace").strip(), _EXCERPT)
     return f": {text}" if text else ""
 
 

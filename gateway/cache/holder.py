@@ -54,7 +54,9 @@ class CacheHolder:
             self.cache = None
             if settings.enabled:
                 store = self._store(settings)
-                self.cache = ResponseCache(settings, store, self._embedder, self._metrics)
+                self.cache = ResponseCache(
+                    settings, store, self._embedder, self._metrics, clock=self._clock
+                )
         self.knn = None
         if self._running:
             self._start_parts(start_cache=not keep)

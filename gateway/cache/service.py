@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from gateway.cache.capture import AnswerCapture
@@ -48,6 +49,7 @@ class Lookup:
     vector: Vectors | None = None
     similarity: float | None = None
     store: bool = False  # whether the answer to this request should be stored
+    embed_s: float | None = None  # seconds spent waiting for the embedding (None: not asked)
 
 
 BYPASS = Lookup("bypass")
@@ -62,6 +64,7 @@ class ResponseCache:
         metrics: GatewayMetrics,
         *,
         new_id: Callable[[], int] = lambda: secrets.randbits(62),
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -69,6 +72,7 @@ class ResponseCache:
         self.index = IndexWorker()
         self._metrics = metrics
         self._new_id = new_id
+        self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
         semantic = settings.semantic
         self._rule: HitRule | None = None if semantic.uses_verifier else hit_rule(semantic, None)
@@ -101,11 +105,13 @@ class ResponseCache:
             return BYPASS
         keys = request_keys(endpoint, model, body, headers.get("authorization"))
         if asked == "refresh":
-            return Lookup("miss", keys=keys, vector=await self._embed(keys), store=True)
+            vector, embed_s = await self._embed(keys)
+            return Lookup("miss", keys=keys, vector=vector, store=True, embed_s=embed_s)
         entry = await self.store.get_exact(keys.exact)
         if entry is not None and entry.fits(keys.max_tokens):
             return Lookup("exact", entry=entry, keys=keys, similarity=1.0)
-        return await self._after_exact(keys, await self._embed(keys))
+        vector, embed_s = await self._embed(keys)
+        return replace(await self._after_exact(keys, vector), embed_s=embed_s)
 
     async def lookup_with(
         self,
@@ -140,19 +146,23 @@ class ResponseCache:
 
         return AnswerCapture(endpoint, on_answer)
 
-    async def _embed(self, keys: RequestKeys) -> Vectors | None:
+    async def _embed(self, keys: RequestKeys) -> tuple[Vectors | None, float | None]:
+        """The question's embedding (None: none to be had in time) and the seconds spent
+        waiting for it (None: not asked for)."""
         semantic = self.settings.semantic
         batcher = self.embedder.batcher if self.embedder is not None else None
         if not semantic.enabled or batcher is None or keys.query is None:
-            return None
+            return None, None
         if not keys.query.strip() or len(keys.query) > semantic.max_query_chars:
-            return None
+            return None, None
+        started = self._clock()
         try:
             # A backed-up embedder must not hold requests: past the wait, a plain miss.
             async with asyncio.timeout(semantic.embed_timeout_s):
-                return await batcher.embed(keys.query)
+                vector: Vectors | None = await batcher.embed(keys.query)
         except (BatcherClosed, TimeoutError):
-            return None
+            vector = None
+        return vector, self._clock() - started
 
     async def _semantic(self, keys: RequestKeys, vector: Vectors) -> Lookup | None:
         rule = self._rule

@@ -46,7 +46,7 @@ def _shown(m: GatewayMetrics) -> tuple[MetricWrapperBase, ...]:
         m.admitted,
         m.shed,
         m.requests.metric,
-        m.ttft,
+        m.ttft.metric,
         m.ttft_predicted,
         m.ttft_prediction_error,
         m.retry_after,

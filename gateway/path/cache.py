@@ -8,6 +8,11 @@ once the proxy has relayed it whole. Every response says ``x-gateway-cache``: ``
 ``classify.model`` or ``classify.knn`` on, an auto-routed request also gets here the
 embedding the learned difficulty model reads (and its kNN vote), the same vector the cache
 lookup made when it made one: one embedding per request.
+
+A hit counts as a finished request like any other (``gateway_requests_total`` and the TTFT
+and duration histograms, with pool and backend ``none`` and its cache label). The time spent
+waiting for an embedding is its own metric and kept on the context (``embed_s``), so that
+the gateway's overhead excludes it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from gateway.edge.disconnect import DisconnectWatch
 from gateway.edge.responses import json_response
 from gateway.edge.streaming import EventStreamResponse
 from gateway.embedding import Vectors
+from gateway.metric_labels import NO_BACKEND, NO_POOL
 from gateway.path.context import RequestContext
 from gateway.path.plan import classify
 from gateway.request import PROMPT_ENDPOINTS
@@ -53,24 +59,37 @@ async def cache_stage(
     knn, learned = gateway.caches.knn, ctx.policy.classify.model is not None
     if cached.response is not None or (knn is None and not learned):
         return cached
-    vector = await _routing_vector(gateway, ctx, cached)
+    ctx, vector = await _routing_vector(gateway, cached)
     if vector is None:
-        return cached
+        return replace(cached, ctx=ctx)
     vote = knn.vote(vector) if knn is not None else None
     routed = replace(ctx, difficulty_vote=vote, query_vector=vector if learned else None)
     return replace(cached, ctx=routed)
 
 
-async def _routing_vector(gateway: Gateway, ctx: RequestContext, cached: Cached) -> Vectors | None:
+async def _routing_vector(
+    gateway: Gateway, cached: Cached
+) -> tuple[RequestContext, Vectors | None]:
+    """The embedding the routing reads, and the context with the time waited for it."""
+    ctx = cached.ctx
     request = ctx.request
     route = ctx.policy.models.get(request.model)
     if route is None or not route.auto:
-        return None  # only the gateway's own routing choices use the difficulty score
+        return ctx, None  # only the gateway's own routing choices use the difficulty score
     if cached.vector is not None:
-        return cached.vector  # one embedding serves the cache and the routing
+        return ctx, cached.vector  # one embedding serves the cache and the routing
     text = query_text(request.endpoint, request.body)
+    if not text:
+        return ctx, None
     timeout = ctx.policy.source.cache.semantic.embed_timeout_s
-    return await gateway.caches.embed(text[:ROUTING_TEXT_CHARS], timeout) if text else None
+    started = gateway.clock()
+    vector = await gateway.caches.embed(text[:ROUTING_TEXT_CHARS], timeout)
+    return _waited_for_embedding(gateway, ctx, gateway.clock() - started), vector
+
+
+def _waited_for_embedding(gateway: Gateway, ctx: RequestContext, seconds: float) -> RequestContext:
+    gateway.metrics.embedding_wait.observe(seconds)
+    return replace(ctx, embed_s=ctx.embed_s + seconds)
 
 
 async def _lookup(
@@ -97,10 +116,12 @@ async def _lookup(
     gateway.metrics.cache_lookup_seconds.observe(gateway.clock() - started)
     gateway.metrics.cache_lookups.labels(lookup.status).inc()
     headers["x-gateway-cache"] = lookup.status
+    if lookup.embed_s is not None:
+        ctx = _waited_for_embedding(gateway, ctx, lookup.embed_s)
     if lookup.entry is None:
         capture = cache.capture(lookup, request.endpoint)
         return Cached(ctx, capture=capture, vector=lookup.vector)
-    return Cached(ctx, response=_answer(ctx, lookup, headers, watch))
+    return Cached(ctx, response=_answer(gateway, ctx, lookup, headers, watch))
 
 
 def _scope_headers(ctx: RequestContext) -> dict[str, str]:
@@ -113,15 +134,25 @@ def _scope_headers(ctx: RequestContext) -> dict[str, str]:
 
 
 def _answer(
-    ctx: RequestContext, lookup: Lookup, headers: dict[str, str], watch: DisconnectWatch
+    gateway: Gateway,
+    ctx: RequestContext,
+    lookup: Lookup,
+    headers: dict[str, str],
+    watch: DisconnectWatch,
 ) -> Response:
     assert lookup.entry is not None
     stored = lookup.entry.answer
     if lookup.similarity is not None:
         headers["x-gateway-cache-similarity"] = f"{lookup.similarity:.3f}"
+    # This request's own prompt: a semantic hit was asked in other words.
+    classes = classify(ctx)
     answer = fresh_answer(
-        stored, model=ctx.request.model, created=int(time.time()), prompt_tokens=_prompt(ctx)
+        stored,
+        model=ctx.request.model,
+        created=int(time.time()),
+        prompt_tokens=classes.prompt_tokens,
     )
+    _count_hit(gateway, ctx, lookup.status, classes.length.value)
     if not ctx.request.stream:
         return json_response(answer, headers=headers)
     options = ctx.request.body.get("stream_options")
@@ -130,9 +161,12 @@ def _answer(
     return EventStreamResponse(_replay(chunks), watch, headers)
 
 
-def _prompt(ctx: RequestContext) -> int:
-    # This request's own prompt: a semantic hit was asked in other words.
-    return classify(ctx).prompt_tokens
+def _count_hit(gateway: Gateway, ctx: RequestContext, status: str, length: str) -> None:
+    """A hit is a finished request: its answer is ready to go, all of it at once."""
+    m, elapsed = gateway.metrics, gateway.clock() - ctx.arrival
+    m.requests.labels(ctx.request.model, NO_POOL, NO_BACKEND, "200", status).inc()
+    m.ttft.labels(NO_POOL, length, status).observe(elapsed)
+    m.e2e.labels(NO_POOL, length, status).observe(elapsed)
 
 
 async def _replay(chunks: Iterator[dict[str, Any]]) -> AsyncGenerator[bytes, None]:

@@ -29,6 +29,7 @@ class RequestContext:
     difficulty_vote: float | None = None  # kNN vote over exemplars (classify.knn), if on
     query_vector: Vectors | None = None  # the question's embedding, for the learned model
     deadline: float | None = None  # from x-gateway-deadline-ms, on the clock of ``arrival``
+    embed_s: float = 0.0  # seconds waited for the question's embedding (cache, kNN vote)
 
 
 @dataclass(frozen=True, slots=True)

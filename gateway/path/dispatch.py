@@ -3,11 +3,13 @@
 Algorithm: in the planned pool, then in each pool of its ``fallback`` list whose context
 window the request fits (``context_window.fits_pool``: a backend would refuse it), up to
 ``retry.attempts`` attempts, each on a replica this request has not tried yet, with
-exponential backoff and jitter between them (tenacity). Only retryable failures (a refused
-connection, a backend's 429/502/503, no eligible replica) move on. Every retry and every move
-to a fallback pool spends from the shared retry budget, so retries cannot amplify an
-overload; when the budget is spent, the last error is the answer. All of this happens before
-the backend's 200 head, so nothing the client has seen is ever retried.
+exponential backoff and jitter between them (tenacity). Only retryable failures move on: a
+refused connection, a backend's 429/500/502/503/504, a connection reset or closed after the
+request was sent and before the response head (``upstream/errors.py``), no eligible replica.
+Every retry and every move to a fallback pool spends from the shared retry budget, so
+retries cannot amplify an overload; when the budget is spent, the last error is the answer.
+All of this happens before the backend's 200 head, so nothing the client has seen is ever
+retried.
 
 Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s) and
 ``fallback``; policy ``retry_budget``; ``sleep`` (injectable, for tests).
@@ -57,6 +59,8 @@ class _Run:
     facts: RouteFacts
     tried: list[str] = field(default_factory=list)
     last: GatewayError | None = None
+    # Every replica of the current pool was tried: retrying there would only spend budget.
+    exhausted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +127,7 @@ class Dispatcher:
 
     async def _in_pool(self, run: _Run, plan: Plan) -> tuple[Lease, UpstreamResponse]:
         retry = plan.pool.settings.retry
+        run.exhausted = False
         retrying = AsyncRetrying(
             stop=stop_any(
                 stop_after_attempt(retry.attempts),
@@ -131,7 +136,7 @@ class Dispatcher:
             wait=wait_exponential_jitter(
                 multiplier=retry.backoff_initial_s, max=retry.backoff_max_s, jitter=retry.jitter_s
             ),
-            retry=retry_if_exception(_worth_another_replica),
+            retry=retry_if_exception(lambda exc: not run.exhausted and _worth_another_replica(exc)),
             sleep=self._sleep,
             reraise=True,
         )
@@ -149,6 +154,7 @@ class Dispatcher:
         except GatewayError:
             # Every replica was tried: the real failure says more than "none left".
             if run.last is not None:
+                run.exhausted = True
                 raise run.last from None
             raise
         backend = choice.backend
@@ -165,7 +171,8 @@ class Dispatcher:
             prefix_match=choice.prefix_match,
         )
         if len(run.tried) == 1:
-            self._metrics.overhead.observe(self._clock() - ctx.arrival)
+            queued = run.permit.queued_s if run.permit is not None else 0.0
+            self._metrics.overhead.observe(overhead_s(self._clock(), ctx, queued))
         try:
             response = await self._proxy.open(lease)
         except GatewayError as exc:
@@ -187,8 +194,13 @@ class Dispatcher:
 
     def _record_final(self, run: _Run, plan: Plan, error: GatewayError) -> None:
         backend = run.tried[-1] if run.tried else "none"
+        ctx = run.ctx
         self._metrics.requests.labels(
-            run.ctx.request.model, plan.pool.name, backend, str(error.http_status())
+            ctx.request.model,
+            plan.pool.name,
+            backend,
+            str(error.http_status()),
+            ctx.cache or "bypass",
         ).inc()
         if run.permit is not None:
             run.permit.release(latency_s=None, dropped=bool(run.tried))
@@ -209,6 +221,13 @@ class _OutOfBudget(stop_base):
         failure = outcome.exception() if outcome is not None else None
         reason = failure.code if isinstance(failure, GatewayError) and failure.code else "error"
         return not self._spend(reason)
+
+
+def overhead_s(now: float, ctx: RequestContext, queued_s: float) -> float:
+    """The gateway's own time from arrival to the first attempt: the waits it does not
+    spend working (``queued_s`` for a slot, ``ctx.embed_s`` for the question's embedding)
+    have their own metrics."""
+    return max(0.0, now - ctx.arrival - queued_s - ctx.embed_s)
 
 
 def _worth_another_replica(exc: BaseException) -> bool:

@@ -159,15 +159,15 @@ class Lease:
 
     def _record_request(self, outcome: Outcome) -> None:
         m = self._metrics
-        pool, length = self.plan.pool.name, self.plan.length
+        pool, length, cache = self.plan.pool.name, self.plan.length, self.ctx.cache or "bypass"
         now = self._clock()
         m.requests.labels(
-            self.ctx.request.model, pool, self.backend.name, str(outcome.status)
+            self.ctx.request.model, pool, self.backend.name, str(outcome.status), cache
         ).inc()
-        m.e2e.labels(pool, length).observe(now - self.ctx.arrival)
+        m.e2e.labels(pool, length, cache).observe(now - self.ctx.arrival)
         first = outcome.first_token_at
         if first is not None:
-            m.ttft.labels(pool, length).observe(first - self.ctx.arrival)
+            m.ttft.labels(pool, length, cache).observe(first - self.ctx.arrival)
             tokens = outcome.output_tokens or 0
             if tokens > 1 and self.ctx.request.stream:
                 m.tpot.labels(pool, length).observe((now - first) / (tokens - 1))

@@ -97,7 +97,7 @@ class Proxy:
                     connect_timeout_s=timeouts.connect_s,
                 )
         except (UpstreamIOError, TimeoutError) as exc:
-            raise upstream_errors.from_exception(exc, spec.name) from None
+            raise upstream_errors.from_exception(exc, spec.name, before_head=True) from None
 
     async def _refusal(self, lease: Lease, response: UpstreamResponse) -> GatewayError:
         try:

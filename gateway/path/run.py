@@ -61,9 +61,11 @@ async def serve(
     headers["x-gateway-pool"] = lease.plan.pool.name
     headers["x-gateway-route-reason"] = lease.plan.reason
     headers["x-gateway-backend"] = lease.backend.name
+    capture = cached.capture
     if opened.degraded or admitted.degraded:
         headers["x-gateway-degraded"] = "1"
-    return await relay.respond(lease, opened.response, headers, watch, cached.capture)
+        capture = None  # the cache key names the planned pool: a smaller pool's answer is not its
+    return await relay.respond(lease, opened.response, headers, watch, capture)
 
 
 def _report_hit(gateway: Gateway, ctx: RequestContext) -> None:

@@ -2,9 +2,16 @@
 
 A backend's 400/413/422 are the client's fault and keep their meaning; its 401/403/404 mean
 the gateway is misconfigured (credentials, served model name) and become 502; 429 and 503
-keep their status and Retry-After; any other status is a 502. Refused connections and a
-backend's 429, 502 and 503 are retryable on another backend; nothing else is (a 500 or a
-timeout may be the request's own fault, and retrying it would double the load).
+keep their status and Retry-After; any other status is a 502.
+
+Retryable on another replica (the dispatcher decides, within the retry budget, and only
+before the client has seen a byte): a refused connection; a backend's 429, 500, 502, 503 and
+504 (a broken or overloaded replica; another one may well answer, and the retry budget keeps
+retries from amplifying an overload); and a connection the backend reset or closed after the
+request was sent but before its response head (``before_head``: nothing was answered, so
+nothing is repeated for the client). Not retryable: the client's faults (4xx), and the
+gateway's own timeouts (a request that is slow on one replica is likely slow on the next, and
+retrying would double the load).
 
 Nothing a backend says reaches the client unfiltered: every error body is rebuilt from
 known-safe fields. The status, the backend's name and the gateway's own words always; the
@@ -32,11 +39,13 @@ from gateway.errors import (
     UpstreamClientError,
 )
 from gateway.security.redact import Redactor
-from gateway.upstream import ConnectFailed
+from gateway.upstream import ConnectFailed, ProtocolFailed
 
 _MAX_ERROR_TEXT = 500
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_.\[\]-]{1,64}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+# A backend's statuses (besides 429 and 503) that say "this replica failed", not "this request".
+_ANOTHER_REPLICA = frozenset({500, 502, 504})
 # What the gateway says instead of the backend, by status.
 _OWN_WORDS = {
     401: "refused the gateway's credentials; check the backend's api_key_env",
@@ -79,7 +88,7 @@ def from_status(
     return BadGateway(
         f"Backend '{backend}' answered HTTP {status}" + (f": it {words}." if words else "."),
         code="upstream_status",
-        retryable=status == 502,
+        retryable=status in _ANOTHER_REPLICA,
     )
 
 
@@ -101,7 +110,9 @@ def from_event(event: dict[str, Any], backend: str, redactor: Redactor) -> Gatew
     return from_status(status, orjson.dumps(event), None, backend, redactor)
 
 
-def from_exception(exc: BaseException, backend: str) -> GatewayError:
+def from_exception(exc: BaseException, backend: str, *, before_head: bool = False) -> GatewayError:
+    """``before_head``: the failure came before the backend's response head (the request
+    may have been sent, but no answer began), so another replica may take it."""
     if isinstance(exc, ConnectFailed):
         return BadGateway(
             f"Could not connect to backend '{backend}': {exc}.",
@@ -110,7 +121,11 @@ def from_exception(exc: BaseException, backend: str) -> GatewayError:
         )
     if isinstance(exc, TimeoutError):
         return GatewayTimeout(f"Backend '{backend}' timed out.", code="upstream_timeout")
-    return BadGateway(f"Backend '{backend}' broke the exchange: {exc}.", code="upstream_protocol")
+    return BadGateway(
+        f"Backend '{backend}' broke the exchange: {exc}.",
+        code="upstream_protocol",
+        retryable=before_head and isinstance(exc, ProtocolFailed),
+    )
 
 
 def invalid_response(backend: str, detail: str) -> BadGateway:

@@ -74,10 +74,11 @@ def test_latency_histograms_by_length_class(gateway: str, client: openai.OpenAI)
             pass
     metrics = httpx.get(gateway + "/metrics").text
     for length in ("short", "medium"):
-        labels = f'length="{length}",pool="small"'
+        labels = f'cache="bypass",length="{length}",pool="small"'
         assert f"gateway_time_to_first_token_seconds_count{{{labels}}} 1.0" in metrics
-        assert f"gateway_time_per_output_token_seconds_count{{{labels}}} 1.0" in metrics
         assert f"gateway_request_duration_seconds_count{{{labels}}} 1.0" in metrics
+        tpot = f'length="{length}",pool="small"'
+        assert f"gateway_time_per_output_token_seconds_count{{{tpot}}} 1.0" in metrics
 
 
 def test_serve_prints_access_lines_on_stdout(upstream: str, tmp_path: Path) -> None:

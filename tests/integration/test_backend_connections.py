@@ -15,7 +15,9 @@ import httpx2 as httpx
 import openai
 import pytest
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
 
 from gateway.app import build_app
 from gateway.policy import PolicyError, load_policy_text
@@ -131,6 +133,31 @@ def test_a_failing_probe_says_why_once(caplog: pytest.LogCaptureFixture) -> None
     assert "backend b0 is now unhealthy" in probe
     scrape = [r.getMessage() for r in caplog.records if r.name == "gateway.backends.load_watch"]
     assert len(scrape) <= 1  # the backend is unhealthy, so it is scraped once at most
+
+
+def _quotes_its_key(request: Request) -> Response:
+    """A health check refusing the key it got, and saying so with the key in its text."""
+    key = request.headers.get("authorization", "").removeprefix("Bearer ")
+    return Response(f"Incorrect API key provided: {key}. Masked: {key[:6]}****{key[-4:]}", 401)
+
+
+def test_a_failing_probe_never_logs_the_key_a_backend_quotes(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(UPSTREAM_ENV, UPSTREAM_SECRET)
+    backend = Recorder(Starlette(routes=[Route("/health", _quotes_its_key)]))
+    caplog.set_level(logging.INFO, logger="gateway.backends")
+    extra = f"    api_key_env: {UPSTREAM_ENV}\n"
+    with serve(backend) as url, _serve_gateway(_policy(url, extra=extra)) as gw:
+        backend.wait_for("/health", 1)
+        assert not _ready(gw)
+    probe = [r.getMessage() for r in caplog.records if r.name == "gateway.backends.health"]
+    fails = [m for m in probe if "fails" in m]
+    assert fails == [
+        f"health probe of backend b0 fails: GET {url}/health answered 401: "
+        "Incorrect API key provided: [redacted]. Masked: [redacted]"
+    ]
+    assert UPSTREAM_SECRET[-4:] not in caplog.text
 
 
 # --- the header carrying the upstream key --------------------------------------------------

@@ -15,9 +15,12 @@ from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
 from loadtests.serving import Served, serve, serve_app
 from tests.support.policies import single_pool
 
+# The embedding model is a real process's work: on a busy machine it may take far longer
+# than the default wait, which would turn these lookups into misses.
 CACHE = """
 cache:
   enabled: true
+  semantic: {embed_timeout_s: 60}
 """
 
 
@@ -79,6 +82,16 @@ def test_miss_then_exact_then_semantic_and_the_guard(
     metrics = httpx.get(cached[0].url + "/metrics").text
     assert 'gateway_cache_lookups_total{result="semantic"} 1.0' in metrics
     assert 'gateway_cache_guard_refusals_total{reason="negation"} 1.0' in metrics
+    # Hits are finished requests too, told apart by their cache label (no pool, no backend).
+    for cache, count in (("exact", 1), ("semantic", 1)):
+        hit = f'backend="none",cache="{cache}",model="fast",pool="none",status="200"'
+        assert f"gateway_requests_total{{{hit}}} {count}.0" in metrics
+        assert f'gateway_time_to_first_token_seconds_count{{cache="{cache}",' in metrics
+        assert f'gateway_request_duration_seconds_count{{cache="{cache}",' in metrics
+    served = 'backend="small-0",cache="miss",model="fast",pool="small",status="200"'
+    assert f"gateway_requests_total{{{served}}} 2.0" in metrics
+    # Embedded: the first question, the semantic hit and the negated one (not the exact hit).
+    assert "gateway_embedding_wait_seconds_count 3.0" in metrics
 
 
 def test_errors_and_completions_say_what_the_cache_did(
@@ -180,3 +193,39 @@ def test_a_hit_needs_no_admission_slot(
         with client.stream("POST", "/v1/chat/completions", json=body):
             assert fake_log.arrived.wait(10)
             assert _ask(sdk, "Which port does the service listen on?")[0] == "exact"
+
+
+FALLBACK = """
+backends:
+  - {name: large-0, url: "LARGE", model: fake-model, pool: large}
+  - {name: small-0, url: "SMALL", model: fake-model, pool: small}
+models:
+  smart: {pool: large}
+pools:
+  large: {fallback: [small]}
+cache:
+  enabled: true
+  semantic: {enabled: false}
+"""
+
+
+def test_an_answer_from_a_degraded_pool_is_not_stored() -> None:
+    """The cache key names the planned pool: a fallback pool's answer served once must not
+    come back later as if the planned pool had given it."""
+    broken = FakeConfig(model="fake-model", ttft_s=0.0, tokens=2, fail_status=503)
+    fine = FakeConfig(model="fake-model", ttft_s=0.0, tokens=2, finish_reason="stop")
+    body = {"model": "smart", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
+    with serve(build_fake(broken, FakeLog())) as large, serve(build_fake(fine, FakeLog())) as small:
+        policy = FALLBACK.replace("LARGE", large).replace("SMALL", small)
+        app = build_app(load_policy_text(policy))
+        with serve_app(app) as served, httpx.Client(base_url=served.url, timeout=30) as http:
+            first = http.post("/v1/chat/completions", json=body)
+            served.call(app.state.gateway.caches.ready, timeout=30)
+            again = http.post("/v1/chat/completions", json=body)
+    for answer in (first, again):
+        assert answer.status_code == 200, answer.text
+        assert (answer.headers["x-gateway-degraded"], answer.headers["x-gateway-pool"]) == (
+            "1",
+            "small",
+        )
+        assert answer.headers["x-gateway-cache"] == "miss"

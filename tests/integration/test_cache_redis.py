@@ -80,7 +80,12 @@ def upstream(fake_log: FakeLog) -> Iterator[str]:
 def test_two_replicas_share_answers_and_survive_redis_restarts(
     redis: RedisServer, upstream: str, fake_log: FakeLog, tmp_path: Path
 ) -> None:
-    extra = f"cache:\n  enabled: true\n  store: redis\n  redis: {{url: '{redis.url}'}}\n"
+    # The embedding model must answer within embed_timeout_s for the semantic hit below; the
+    # default (0.2 s) is too short for a busy machine, where the hit would become a miss.
+    extra = (
+        f"cache:\n  enabled: true\n  store: redis\n  redis: {{url: '{redis.url}'}}\n"
+        "  semantic: {embed_timeout_s: 60}\n"
+    )
     policy = tmp_path / "policy.yaml"
     policy.write_text(single_pool(upstream, extra=extra))
     with ExitStack() as stack:

@@ -189,7 +189,9 @@ def test_a_summary_written_in_the_background_replaces_the_marker() -> None:
     assert setup.main.bodies[1]["messages"][3:] == setup.main.bodies[0]["messages"][3:]
     assert other_session.headers["x-gateway-compressed"].startswith("method=truncated;")
     assert 'gateway_compression_summaries_total{result="stored"} 2.0' in metrics
-    assert 'gateway_requests_total{backend="summ-0",model="gateway-internal"' in metrics
+    assert 'gateway_requests_total{backend="summ-0",cache="bypass",model="gateway-internal"' in (
+        metrics
+    )
 
 
 def test_a_summary_that_drops_a_number_is_refused() -> None:

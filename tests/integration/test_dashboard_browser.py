@@ -135,7 +135,7 @@ def _incident(gateway: Gateway) -> None:
         wave = 1 + 0.2 * math.sin(i / 4)
         depth[0] = round(12 * wave) if overload else 0
         for _ in range(20):
-            m.ttft.labels("small", "short").observe((1.6 if overload else 0.3) * wave)
+            m.ttft.labels("small", "short", "miss").observe((1.6 if overload else 0.3) * wave)
             m.ttft_predicted.labels("small").observe((1.8 if overload else 0.35) * wave)
         if overload:
             m.shed.labels("small", "predicted_late", "sheddable").inc(round(40 * wave))

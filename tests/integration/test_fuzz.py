@@ -3,10 +3,16 @@
 Each of 1,000 hypothesis examples draws a body, from valid chat/completions requests with
 random extra or mistyped fields to random JSON and random bytes, and sends it 10 ways: a
 path and method from the document (or not), the gateway's headers with valid and invalid
-values, a valid or broken key, sometimes cut short. The gateway runs as its own process
-(``latency-gateway serve``) in front of a zero-delay fake upstream that never fails, so
-any 5xx would be the gateway's own. Checked: no 5xx, every
-error OpenAI-shaped, and the gateway healthy and serving afterwards.
+values (``x-gateway-priority``, ``-deadline-ms``, ``-session``, ``-cache``, ``-rewrite``,
+``x-request-id``), a tenant's key (one critical, one sheddable and limited to one model), a
+broken key or none, sometimes cut short. Bodies carry what clients send: tools with JSON
+schemas and tool choices, assistant tool calls and tool answers, multimodal parts (text,
+images, audio, unknown types), response formats, stop lists, seeds, users, stream options.
+The gateway runs as its own process (``latency-gateway serve``) with every request-path
+stage on (rewriting, the exact cache, compression on a context window, tenants), in front
+of a zero-delay fake upstream that never fails, so any 5xx would be the gateway's own.
+Checked: no 5xx but admission's refusals (503 with a known code), every error
+OpenAI-shaped, and the gateway healthy and serving afterwards.
 """
 
 from __future__ import annotations
@@ -24,10 +30,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from gateway.edge.openapi import openapi_document
+from gateway.security.keys import hash_key
 from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.policies import single_pool
 from tests.support.processes import free_port, gateway_process, wait_ready
-from tests.support.security import TENANT_A_KEY, tenants_yaml
+from tests.support.security import TENANT_A_KEY, TENANT_B_KEY
 from tests.support.servers import serve
 
 BATCH = 10
@@ -54,13 +61,74 @@ def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.none() | strategy
 
 
-message = st.fixed_dictionaries(
+# A tool's parameters: a JSON schema, valid or not.
+schema = st.fixed_dictionaries(
+    {"type": st.just("object")},
+    optional={
+        "properties": st.dictionaries(
+            st.text(max_size=8),
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["string", "integer", "array", "object", "nope"])},
+                optional={"description": st.text(max_size=20), "enum": st.lists(json_leaf)},
+            ),
+            max_size=3,
+        ),
+        "required": st.lists(st.text(max_size=8), max_size=2),
+        "additionalProperties": st.booleans(),
+    },
+)
+tool = st.fixed_dictionaries(
     {
-        "role": st.sampled_from(["system", "user", "assistant", "tool"]) | st.text(max_size=8),
-        "content": st.text(max_size=200)
-        | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=50)}))
+        "type": st.just("function") | st.text(max_size=8),
+        "function": st.fixed_dictionaries(
+            {"name": st.text(max_size=16)},
+            optional={"description": st.text(max_size=40), "parameters": schema | json_value},
+        )
         | json_value,
     }
+)
+part = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=50)}),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("image_url"),
+            "image_url": st.fixed_dictionaries(
+                {"url": st.sampled_from(["data:image/png;base64,iVBORw0KGgo=", "http://x/y.png"])},
+                optional={"detail": st.sampled_from(["low", "high", "auto", "?"])},
+            )
+            | json_value,
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("input_audio"),
+            "input_audio": st.fixed_dictionaries(
+                {"data": st.just("UklGRg=="), "format": st.sampled_from(["wav", "mp3", "?"])}
+            ),
+        }
+    ),
+    st.fixed_dictionaries({"type": st.text(max_size=10)}, optional={"text": json_value}),
+)
+tool_call = st.fixed_dictionaries(
+    {
+        "id": st.text(max_size=10),
+        "type": st.just("function"),
+        "function": st.fixed_dictionaries(
+            {"name": st.text(max_size=10), "arguments": st.text(max_size=40) | json_value}
+        ),
+    }
+)
+message = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["system", "user", "assistant", "tool", "developer"])
+        | st.text(max_size=8),
+        "content": st.text(max_size=200) | st.lists(part, max_size=4) | json_value,
+    },
+    optional={
+        "tool_calls": st.lists(tool_call, max_size=2) | json_value,
+        "tool_call_id": st.text(max_size=10),
+        "name": st.text(max_size=10),
+    },
 )
 # Field names the fake upstream acts on ("fake") are kept out: they ask it to fail.
 extra_field = st.text(max_size=12).filter(lambda k: k != "fake")
@@ -70,6 +138,29 @@ common = {
     "max_tokens": st.integers(-5, 5000) | json_value,
     "n": st.integers(-1, 200) | json_value,
     "temperature": st.floats(-1, 3) | json_value,
+    "tools": st.lists(tool, max_size=3) | json_value,
+    "tool_choice": st.sampled_from(["auto", "none", "required"])
+    | st.fixed_dictionaries(
+        {
+            "type": st.just("function"),
+            "function": st.fixed_dictionaries({"name": st.text(max_size=8)}),
+        }
+    )
+    | json_value,
+    "response_format": st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "json_object", "json_schema", "?"])},
+        optional={
+            "json_schema": st.fixed_dictionaries({"name": st.text(max_size=8), "schema": schema})
+        },
+    )
+    | json_value,
+    "stop": st.text(max_size=5) | st.lists(st.text(max_size=5), max_size=5) | json_value,
+    "seed": st.integers(-(2**63), 2**64) | json_value,
+    "user": st.text(max_size=20) | json_value,
+    "stream_options": st.fixed_dictionaries({"include_usage": st.booleans() | json_value})
+    | json_value,
+    "top_p": st.floats(-1, 2) | json_value,
+    "logprobs": st.booleans() | json_value,
 }
 
 
@@ -111,13 +202,15 @@ def _header(name: str, values: list[str]) -> st.SearchStrategy[dict[str, str]]:
     return st.sampled_from([{}, *({name: v} for v in values)])
 
 
+_KEYS = [f"Bearer {TENANT_A_KEY}"] * 3 + [f"Bearer {TENANT_B_KEY}"] * 3
 _HEADER_TABLES = [
-    _header("authorization", [f"Bearer {TENANT_A_KEY}"] * 4 + ["Bearer nope", "Basic x", "Bearer"]),
-    _header("x-gateway-priority", ["critical", "standard", "sheddable", "urgent", ""]),
-    _header("x-gateway-deadline-ms", ["1", "50000", "0", "-3", "soon", "9" * 30]),
-    _header("x-gateway-session", ["s1", "s2", "x" * 300]),
-    _header("x-gateway-cache", ["bypass", "refresh", "maybe"]),
-    _header("x-gateway-rewrite", ["off", "on"]),
+    _header("authorization", [*_KEYS, "Bearer nope", "Basic x", "Bearer"]),
+    _header("x-gateway-priority", ["critical", "standard", "sheddable", "CRITICAL", "urgent", ""]),
+    _header("x-gateway-deadline-ms", ["1", "50000", "0", "-3", "soon", "1.5", "9" * 30]),
+    _header("x-gateway-session", ["s1", "s2", "x" * 300, "", "..", "a b"]),
+    _header("x-gateway-cache", ["bypass", "refresh", "Bypass", "maybe", ""]),
+    _header("x-gateway-rewrite", ["off", "OFF", "on", ""]),
+    _header("x-request-id", ["r1", "x" * 500, "../../etc"]),
     _header("content-type", ["application/json", "text/plain", "multipart/form-data"]),
 ]
 
@@ -142,10 +235,9 @@ def fuzz_gateway(tmp_path: Path) -> Iterator[str]:
     """The gateway as its own process (``latency-gateway serve``: header timeout and
     connection cap included), in front of a zero-delay fake upstream."""
     config = FakeConfig(model="fake-model", ttft_s=0.0, tokens=2, itl_s=0.0)
-    limits = "limits: {max_messages: 4, max_message_chars: 150, max_tokens: 4000, max_n: 4}\n"
     with serve(build_fake(config, FakeLog())) as upstream:
         path = tmp_path / "policy.yaml"
-        path.write_text(single_pool(upstream, inflight=64) + tenants_yaml() + limits)
+        path.write_text(single_pool(upstream, inflight=64) + STAGES)
         port = free_port()
         args = ["serve", "--policy", str(path), "--port", str(port), "--log-level", "warning"]
         with gateway_process(args) as proc:
@@ -153,6 +245,21 @@ def fuzz_gateway(tmp_path: Path) -> Iterator[str]:
             wait_ready(url, proc)
             yield url
 
+
+# Every stage on: exact cache, rewriting (on by default), compression on a context window,
+# a critical tenant and a sheddable one limited to one model.
+STAGES = f"""
+limits: {{max_messages: 4, max_message_chars: 150, max_tokens: 4000, max_n: 4}}
+cache: {{enabled: true, semantic: {{enabled: false}}}}
+pools:
+  small:
+    max_context: 4096
+    compression: {{enabled: true, budget_tokens: 64, keep_last_turns: 1}}
+auth:
+  tenants:
+    alpha: {{keys: ["{hash_key(TENANT_A_KEY)}"], priority: critical}}
+    bravo: {{keys: ["{hash_key(TENANT_B_KEY)}"], priority: sheddable, models: [fast]}}
+"""
 
 # Admission's honest refusals (a 1 ms deadline cannot be met): 503 with a reason, not a fault.
 REFUSALS = {"deadline_unmeetable", "objective_unmeetable", "queue_full", "long_queue_full"}
@@ -168,9 +275,11 @@ def _check(response: httpx.Response) -> None:
         assert isinstance(error["type"], str)
 
 
+# 10,000 requests to a real process: minutes on a busy machine, not the default 120 s.
+@pytest.mark.timeout(1800)
 def test_ten_thousand_generated_requests(fuzz_gateway: str) -> None:
     statuses: Counter[int] = Counter()
-    with httpx.Client(base_url=fuzz_gateway, timeout=10) as http:
+    with httpx.Client(base_url=fuzz_gateway, timeout=60) as http:
 
         @settings(
             max_examples=BATCHES,

@@ -29,7 +29,9 @@ def sim() -> Iterator[SimReplica]:
 
 @pytest.fixture
 def sim_gateway(sim: SimReplica, start_gateway: GatewayFactory) -> Iterator[str]:
-    policy = single_pool(sim.url, served=SERVED).replace(
+    # The simulated replica is a real process: on a busy machine its health answer may take
+    # longer than the default probe timeout, which would leave the pool without a backend.
+    policy = single_pool(sim.url, served=SERVED, extra="health: {timeout_s: 30}\n").replace(
         "    max_inflight: 32\n", f"    max_inflight: 32\n{ROUTES}"
     )
     with start_gateway(policy) as url:

@@ -20,8 +20,8 @@ def test_healthz_readyz_and_metrics(gateway: str) -> None:
         assert http.post("/v1/chat/completions", json={**body, "model": "x"}).status_code == 404
         text = http.get("/metrics").text
     assert (
-        'gateway_requests_total{backend="small-0",model="fast",pool="small",status="200"} 1.0'
-        in text
+        'gateway_requests_total{backend="small-0",cache="bypass",model="fast",pool="small",'
+        'status="200"} 1.0' in text
     )
     assert 'gateway_client_errors_total{status="404",type="invalid_request_error"} 1.0' in text
     assert 'gateway_backend_healthy{backend="small-0",pool="small"} 1.0' in text

@@ -3,7 +3,9 @@ on real servers on 127.0.0.1."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import httpx2 as httpx
@@ -12,6 +14,8 @@ import pytest
 from gateway.app import build_app
 from gateway.policy import load_policy_text
 from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
+from tests.support.resetting_backend import resetting_backend
+from tests.support.resetting_backend import url as url_of
 from tests.support.servers import serve
 
 CHAT = "/v1/chat/completions"
@@ -77,7 +81,7 @@ def _ask(http: httpx.Client, model: str = "fast", stream: bool = False) -> httpx
 BUDGET = "retry_budget: {ratio: 1.0, min_retries_per_s: 100}\n"
 
 
-@pytest.mark.parametrize("status", [429, 502, 503])
+@pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
 def test_retryable_status_is_retried_on_another_backend(status: int) -> None:
     with _fakes(status, None) as fakes:
         policy = _policy([(fakes[0][0], "small"), (fakes[1][0], "small")], BUDGET)
@@ -89,19 +93,45 @@ def test_retryable_status_is_retried_on_another_backend(status: int) -> None:
     assert len(fakes[0][1].bodies) >= 1  # equal replicas: seeded ties sent first tries to b0
     assert 'gateway_retries_total{pool="small"' in metrics
     assert (
-        'gateway_requests_total{backend="b1",model="fast",pool="small",status="200"} 6.0' in metrics
+        'gateway_requests_total{backend="b1",cache="bypass",model="fast",pool="small",'
+        'status="200"} 6.0' in metrics
     )
 
 
-def test_a_500_is_not_retried() -> None:
-    with _fakes(500, None) as fakes:
-        policy = _policy([(fakes[0][0], "small"), (fakes[1][0], "small")], BUDGET)
-        with _gateway(policy) as http:
-            statuses = [_ask(http).status_code for _ in range(8)]
-    failed, served = len(fakes[0][1].bodies), len(fakes[1][1].bodies)
-    assert failed > 0  # equal replicas: seeded ties sent some to the failing one
-    assert failed + served == 8  # not one retry
-    assert statuses.count(502) == failed
+# Until its breaker trips, a broken replica costs one retry per failure: two broken replicas
+# and the default breaker (5 failures in a row) need 10 retries, the floor of this budget
+# (1 a second over the default 10 s window); the default floor (5) would leave some 502s.
+TEN_RETRIES = "retry_budget: {min_retries_per_s: 1}\n"
+
+
+def test_one_healthy_replica_of_three_serves_every_request() -> None:
+    """One replica answers 500, one resets the connection once it has read the request:
+    every request is retried onto the healthy one, within the retry budget."""
+    with _fakes(500, None) as fakes, resetting_backend() as resetting:
+        backends = [(fakes[0][0], "small"), (url_of(resetting), "small"), (fakes[1][0], "small")]
+        with _gateway(_policy(backends, TEN_RETRIES)) as http:
+            answers = [_ask(http, stream=i % 2 == 0) for i in range(30)]
+            metrics = http.get("/metrics").text
+    assert [a.status_code for a in answers] == [200] * 30
+    assert {a.headers["x-gateway-backend"] for a in answers} == {"b2"}
+    assert len(fakes[0][1].bodies) >= 1  # both broken replicas were tried
+    assert resetting.resets >= 1
+    assert 'gateway_upstream_errors_total{backend="b0",kind="upstream_status"}' in metrics
+    assert 'gateway_upstream_errors_total{backend="b1",kind="upstream_protocol"}' in metrics
+    assert "gateway_retry_budget_exhausted_total 0.0" in metrics
+
+
+def test_a_gateway_timeout_is_not_retried() -> None:
+    """The gateway's own first-token timeout: the next replica would likely be as slow."""
+    slow = "pools: {small: {timeouts: {first_token_s: 0.2, total_s: 0.2}}}\n" + BUDGET
+    body = {"model": "fast", "messages": [{"role": "user", "content": "hi"}], "fake": {"hang": 1}}
+    with (
+        _fakes(None, None) as fakes,
+        _gateway(_policy([(f, "small") for f, _ in fakes], slow)) as http,
+    ):
+        answer = http.post(CHAT, json=body)
+    assert answer.status_code == 504
+    assert len(fakes[0][1].bodies) + len(fakes[1][1].bodies) == 1
 
 
 def test_fallback_pool_serves_and_marks_degraded() -> None:
@@ -170,3 +200,38 @@ def test_breaker_ejects_a_failing_backend_then_probes_it_after_cooldown() -> Non
     assert 'gateway_backend_breaker_state{backend="b0"} 2.0' in metrics
     assert 'gateway_backend_ejections_total{backend="b0"} 1.0' in metrics
     assert after.count("b0") == 1  # the probe failed: ejected again, for longer
+
+
+def test_the_gateway_overhead_leaves_out_the_queue_wait() -> None:
+    """On a clock that moves only when told: a request that waited 2 s for the pool's only
+    slot has spent 2 s in the queue and no time as gateway overhead."""
+    clock = ManualClock()
+    one_slot = "pools: {small: {admission: {objective: null}}}\n"
+    hang = {"stream": True, "fake": {"hang_after_headers": True}}
+    with _fakes(None) as fakes:
+        policy = _policy([(fakes[0][0], "small")], one_slot).replace(
+            "pool: small}", "pool: small, max_inflight: 1}", 1
+        )
+        with _gateway(policy, clock) as http, ThreadPoolExecutor(1) as pool:
+            body = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
+            with http.stream("POST", CHAT, json={**body, **hang}) as holding:
+                assert holding.status_code == 200  # holds the only slot
+                queued = pool.submit(http.post, CHAT, json=body)
+                _wait_for(
+                    http, 'gateway_queue_depth{lane="short",pool="small",priority="standard"} 1.0'
+                )
+                clock.now += 2.0
+            assert queued.result(timeout=30).status_code == 200
+            metrics = http.get("/metrics").text
+    assert 'gateway_queue_wait_seconds_sum{pool="small"} 2.0' in metrics
+    assert "gateway_overhead_seconds_count 2.0" in metrics
+    assert "gateway_overhead_seconds_sum 0.0" in metrics
+
+
+def _wait_for(http: httpx.Client, line: str) -> None:
+    """Until /metrics shows ``line`` (an event in another thread, whatever the speed)."""
+    for _ in range(3000):
+        if line in http.get("/metrics").text:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"never saw {line}")

@@ -238,9 +238,29 @@ def test_a_slow_body_gets_408(upstream: str, start_gateway: GatewayFactory) -> N
                 b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n"
                 b'content-type: application/json\r\ncontent-length: 100\r\n\r\n{"model"'
             )
-            head = sock.recv(4096)  # blocks until the gateway gives up on the body
-        assert head.startswith(b"HTTP/1.1 408")
-        assert b"body_timeout" in head
+            answer = _read_answer(sock)  # blocks until the gateway gives up on the body
+        assert answer.startswith(b"HTTP/1.1 408")
+        assert b"body_timeout" in answer
+
+
+def _read_answer(sock: socket.socket) -> bytes:
+    """One whole response: its head and body may come in separate reads on a busy machine."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        assert chunk, "the connection closed before the whole head came"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        assert chunk, "the connection closed before the whole body came"
+        body += chunk
+    return head + b"\r\n\r\n" + body
 
 
 def _read_to_close(sock: socket.socket) -> bytes:

@@ -3,6 +3,7 @@ embedder."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
@@ -40,9 +41,11 @@ class WordEncoder:
 
     def __init__(self) -> None:
         self.gate: threading.Event | None = None
+        self.entered = threading.Event()  # set once a gated encode has begun
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         if self.gate is not None:
+            self.entered.set()
             self.gate.wait(10)
         out = []
         for text in texts:
@@ -52,13 +55,26 @@ class WordEncoder:
         return np.stack(out)
 
 
-async def _cache(encoder: WordEncoder, **semantic: Any) -> ResponseCache:
+class StepClock:
+    """A clock that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _cache(
+    encoder: WordEncoder, clock: StepClock | None = None, **semantic: Any
+) -> ResponseCache:
     slot = EmbedderSlot(EmbedderSettings(), loader=lambda _: encoder)
     slot.start()
     assert await slot.ready()
     settings = Cache(enabled=True, semantic=SemanticCache(threshold=0.8, **semantic))
     store = MemoryStore(ttl_s=60, max_entries=100, clock=lambda: 0.0)
-    cache = ResponseCache(settings, store, slot, GatewayMetrics(CollectorRegistry()))
+    metrics = GatewayMetrics(CollectorRegistry())
+    cache = ResponseCache(settings, store, slot, metrics, clock=clock or StepClock())
     await cache.start()
     return cache
 
@@ -102,6 +118,24 @@ async def test_a_slow_embedder_means_a_miss_not_a_wait() -> None:
     found = await cache.lookup("chat", "fast", _body("How do I reset my password?"), {})
     assert (found.status, found.vector) == ("miss", None)
     encoder.gate.set()
+    await cache.close()
+
+
+async def test_a_lookup_says_how_long_it_waited_for_its_embedding() -> None:
+    clock, encoder = StepClock(), WordEncoder()
+    cache = await _cache(encoder, clock)
+    await _store(cache, "How do I reset my password?")
+    exact = await cache.lookup("chat", "fast", _body("How do I reset my password?"), {})
+    assert (exact.status, exact.embed_s) == ("exact", None)  # found before any embedding
+    encoder.gate = threading.Event()
+    asked = asyncio.create_task(cache.lookup("chat", "fast", _body("how reset my password"), {}))
+    assert await asyncio.to_thread(encoder.entered.wait, 10)
+    clock.now += 0.125  # the embedding takes 125 ms on the cache's clock
+    encoder.gate.set()
+    found = await asked
+    assert (found.status, found.embed_s) == ("semantic", 0.125)
+    bypass = await cache.lookup("chat", "fast", _body("x", temperature=1), {})
+    assert bypass.embed_s is None
     await cache.close()
 
 

@@ -36,10 +36,17 @@ def objective(m: GatewayMetrics) -> None:
     m.ttft_objective.labels("p").set(2.0)
 
 
+def _metrics() -> GatewayMetrics:
+    """Instruments whose bounded labels know the pool ``p`` (as a policy naming it would)."""
+    metrics = GatewayMetrics(CollectorRegistry())
+    metrics.bounds.use(models=[], tenants=[], pools=["p"], backends=[])
+    return metrics
+
+
 def observed(m: GatewayMetrics) -> None:
     for length in ("short", "long"):  # length classes are summed
         for _ in range(50):
-            m.ttft.labels("p", length).observe(0.15)
+            m.ttft.labels("p", length, "miss").observe(0.15)
 
 
 def predicted(m: GatewayMetrics) -> None:
@@ -90,7 +97,7 @@ SERIES: dict[str, tuple[Fill, dict[str, Any]]] = {
 
 @pytest.mark.parametrize(("fill", "want"), SERIES.values(), ids=SERIES)
 def test_point_of_one_interval(fill: Fill, want: dict[str, Any]) -> None:
-    metrics = GatewayMetrics(CollectorRegistry())
+    metrics = _metrics()
     metrics.ttft_predicted.labels("p")  # the pool exists in the registry
     history = History(interval_s=5, horizon_s=60)
     history.sample(snapshot(metrics, 100.0))
@@ -103,9 +110,9 @@ def test_point_of_one_interval(fill: Fill, want: dict[str, Any]) -> None:
 
 
 def test_quantiles_count_only_the_last_30_seconds() -> None:
-    metrics = GatewayMetrics(CollectorRegistry())
+    metrics = _metrics()
     history = History(interval_s=5, horizon_s=900)
-    ttft = metrics.ttft.labels("p", "short")
+    ttft = metrics.ttft.labels("p", "short", "miss")
     for t in range(0, 65, 5):  # slow requests for the first 30 s, fast ones after
         ttft.observe(10.0 if t < 30 else 0.05)
         history.sample(snapshot(metrics, float(t)))
@@ -115,7 +122,7 @@ def test_quantiles_count_only_the_last_30_seconds() -> None:
 
 
 def test_shed_rate_over_the_last_10_seconds() -> None:
-    metrics = GatewayMetrics(CollectorRegistry())
+    metrics = _metrics()
     history = History(interval_s=5, horizon_s=900)
     shed = metrics.shed.labels("p", "queue_full", "critical")
     rates = []
@@ -129,7 +136,7 @@ def test_shed_rate_over_the_last_10_seconds() -> None:
 
 
 def test_history_as_json() -> None:
-    metrics = GatewayMetrics(CollectorRegistry())
+    metrics = _metrics()
     history = History(interval_s=5, horizon_s=60)
     history.sample(snapshot(metrics, 100.0))
     refusals(metrics)
@@ -158,7 +165,7 @@ def test_a_pool_point_has_every_field_the_page_draws() -> None:
 
 
 def test_snapshot_reads_cache_lookups_and_skips_gauges_without_a_value() -> None:
-    metrics = GatewayMetrics(CollectorRegistry())
+    metrics = _metrics()
     for result, times in (("miss", 3), ("exact", 2), ("semantic", 1), ("bypass", 5)):
         metrics.cache_lookups.labels(result).inc(times)
     metrics.ttft_objective.labels("p").set(math.nan)  # "no value yet"

@@ -24,6 +24,7 @@ FITS: dict[str, tuple[Callable[[LabelBounds], Callable[[str], str]], str, str]] 
     "unknown tenant": (lambda b: b.tenant, "mallory", "unknown"),
     "known pool": (lambda b: b.pool, "small", "small"),
     "unknown pool": (lambda b: b.pool, "huge", "unknown"),
+    "no pool (a cache hit)": (lambda b: b.pool, "none", "none"),
     "known backend": (lambda b: b.backend, "small-0", "small-0"),
     "nothing tried": (lambda b: b.backend, "none", "none"),
     "unknown backend": (lambda b: b.backend, "small-9", "unknown"),
@@ -34,6 +35,10 @@ FITS: dict[str, tuple[Callable[[LabelBounds], Callable[[str], str]], str, str]] 
     "status too long": (lambda b: b.status, "4040", "other"),
     "gateway error kind": (lambda b: b.error_kind, "upstream_timeout", "upstream_timeout"),
     "backend's own code": (lambda b: b.error_kind, "context_length_exceeded", "other"),
+    "cache hit": (lambda b: b.cache, "semantic", "semantic"),
+    "cache miss": (lambda b: b.cache, "miss", "miss"),
+    "cache stage not run": (lambda b: b.cache, "", "bypass"),
+    "made-up cache result": (lambda b: b.cache, "refresh", "bypass"),
 }
 
 

@@ -8,6 +8,8 @@ from loadtests.loadgen.request import PlannedRequest
 from loadtests.loadgen.runner import RunOptions, execute
 from loadtests.loadgen.summary import SloThresholds, summarise
 
+CLOCKS = 0.005
+
 
 def _request(index: int, at_s: float, model: str = "ok", max_tokens: int = 10) -> PlannedRequest:
     return PlannedRequest(
@@ -32,26 +34,32 @@ async def test_open_loop_run_records_latencies(fake_url: str, fake_config: FakeC
     records = result.records
     assert [r.index for r in records] == list(range(100))
     assert all(r.ok for r in records), {r.error for r in records}
+    # Only bounds a busy machine cannot break: it makes answers later, never earlier. How late
+    # (lateness, gaps between tokens) is for the benchmarks; chunks that a starved client
+    # reads together have gaps near zero. The client's clock and the fake's sleeps are not
+    # the same clock: CLOCKS is their allowed disagreement.
+    generation = fake_config.ttft_s + 9 * fake_config.itl_s
     for r in records:
         assert r.ttft_s is not None
         assert r.e2e_s is not None
-        # The server's timer may fire a hair early against the client's clock.
-        assert r.ttft_s >= fake_config.ttft_s - 0.002
+        assert r.ttft_s >= fake_config.ttft_s - CLOCKS
         assert len(r.itl_s) == 9
-        # Single gaps jitter when chunks arrive together; their sum cannot shrink much.
-        assert sum(r.itl_s) >= 9 * fake_config.itl_s * 0.8
+        assert min(r.itl_s) >= 0
         assert r.e2e_s >= r.ttft_s + sum(r.itl_s)
+        assert r.e2e_s >= generation - CLOCKS
         assert r.completion_tokens == 10
         assert r.prompt_tokens == 7
         assert r.headers == {"x-gateway-pool": "small"}
         assert r.sent_s >= r.scheduled_s - 1e-6
-    late = sorted(r.lateness_s for r in records)
-    assert late[len(late) // 2] < 0.05  # the open loop keeps its schedule
+    # An open loop sends on schedule, not after the previous answer: requests overlap (every
+    # 20 ms, each answer taking at least 95 ms), however slow the machine.
+    ends = [r.sent_s + (r.e2e_s or 0.0) for r in records]
+    assert any(nxt.sent_s < end for nxt, end in zip(records[1:], ends, strict=False))
     assert result.samples
     assert {s.value for s in result.samples} == {5.0}
     summary = summarise(records, SloThresholds(ttft_ms=10_000, tpot_ms=1_000))
     assert summary["goodput_rps"] == pytest.approx(summary["throughput_rps"])
-    assert summary["tpot_ms"]["p50"] >= fake_config.itl_s * 1000 * 0.5
+    assert summary["tpot_ms"]["p50"] >= 0
 
 
 @pytest.mark.parametrize(

@@ -188,6 +188,36 @@ def test_from_exception(
     assert "'b1'" in err.message
 
 
+RETRYABLE_STATUSES = {
+    400: False, 401: False, 404: False, 413: False, 422: False, 429: True, 500: True,
+    501: False, 502: True, 503: True, 504: True,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("status", "retryable"), RETRYABLE_STATUSES.items())
+def test_which_statuses_another_replica_may_take(status: int, retryable: bool) -> None:
+    assert from_status(status, b"", None, "b1", NO_SECRETS).retryable is retryable
+
+
+# id -> (exception, before the response head, retryable)
+RETRYABLE_FAILURES: dict[str, tuple[BaseException, bool, bool]] = {
+    "refused": (ConnectFailed("connect to h:1 failed: refused"), True, True),
+    "reset after sending": (ProtocolFailed("the backend closed the connection"), True, True),
+    "bad head": (ProtocolFailed("invalid HTTP from the backend: x"), True, True),
+    "closed mid-body": (ProtocolFailed("the backend closed the connection"), False, False),
+    "gateway's own timeout": (TimeoutError(), True, False),
+}
+
+
+@pytest.mark.parametrize(
+    ("exc", "before_head", "retryable"), RETRYABLE_FAILURES.values(), ids=RETRYABLE_FAILURES.keys()
+)
+def test_which_failures_another_replica_may_take(
+    exc: BaseException, before_head: bool, retryable: bool
+) -> None:
+    assert from_exception(exc, "b1", before_head=before_head).retryable is retryable
+
+
 def test_protocol_error_says_what_happened() -> None:
     err = from_exception(ProtocolFailed("the backend closed the connection"), "b1")
     assert "the backend closed the connection" in err.message
