@@ -1,0 +1,308 @@
+"""``python -m loadtests.slo``: the SLO-first admission benchmark (issue 18, deliverable 6).
+
+On the simulated fleet ``loadtests/sim/fleets/slo.yaml`` (two 4-slot engines), the same
+arrivals go to every target (``loadtests.slo.bench.TARGETS``), each run on a fresh fleet and
+target; a Markdown table per scenario and the issue's targets, met or not, are printed and
+written to ``--results`` (``<name>.md``, ``<name>.json``); each run's records go to ``--out``.
+
+Scenarios (``--scenarios``, ``loadtests.slo.plans``): ``bursty`` (the straggler workload,
+bursts at each of ``--multiples`` times capacity), ``steady`` (Poisson at
+``--steady-multiple``, clients honour Retry-After), ``cold`` (``--cold-requests`` at once
+after ``--cold-idle`` s idle), ``azure`` (the head of each of ``--traces``, time-scaled to
+each of ``--azure-multiples``; read from ``--data``, by default ``../shared/datasets`` next to
+the repository; a missing file is reported and its scenario skipped).
+
+Capacity is computed from the fleet's profile and each scenario's own requests
+(``loadtests.slo.capacity``). ``--speed`` runs the simulated engines that many times faster
+than real time: capacity scales with it, objectives stay wall-clock, so it models faster
+hardware (the fleet file's own speed, 2, is the calibrated CPU engine twice as fast).
+``--quick`` shrinks every scenario (``QUICK``) to finish in minutes; a flag given explicitly
+wins over the mode. The planned duration is printed before anything starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from loadtests.loadgen.plan import synthesise
+from loadtests.loadgen.workload import Workload, load_workload
+from loadtests.peers.fleets import front_for, rename_model, shift_fleet, write_fleet
+from loadtests.peers.install import Binaries, ensure_all, versions
+from loadtests.peers.load_suite import Bench
+from loadtests.peers.targets import LAUNCH_ERRORS
+from loadtests.sim.fleet import FleetConfig, group_profile, load_fleet
+from loadtests.slo import azure, plans
+from loadtests.slo.bench import (
+    SERVED_MODEL,
+    TARGETS,
+    Arena,
+    default_policy,
+    overload_policy,
+    peer_setup,
+    run_target,
+    target_notes,
+)
+from loadtests.slo.capacity import Capacity, engine_tokens, fleet_capacity
+from loadtests.slo.objective import BASE_OBJECTIVE_S
+from loadtests.slo.report import Section, write
+from loadtests.slo.rows import row_metrics
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ("bursty", "steady", "cold", "azure")
+MIX_SAMPLE = 2000  # requests of the workload the capacity is computed on
+STARTUP_S = {"litellm": 25.0}  # rough start-up per run, for the estimate; others STARTUP_S_ANY
+STARTUP_S_ANY = 4.0
+
+
+@dataclass(frozen=True, slots=True)
+class Sizes:
+    """How big each scenario is; the full run's and ``--quick``'s."""
+
+    multiples: str
+    azure_multiples: str
+    bursty_s: float
+    steady_s: float
+    cold_requests: int
+    cold_idle_s: float
+    cold_warmup_s: float
+    azure_requests: int
+    client_timeout_s: float
+
+
+FULL = Sizes("0.5,1,2,3,5", "1,2,4", 60.0, 60.0, 300, 60.0, 10.0, 120, 30.0)
+# Quick: every scenario and target, two bursty loads, one Azure load, a burst of 40.
+QUICK = Sizes("1,3", "2", 15.0, 10.0, 40, 5.0, 0.0, 20, 10.0)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m loadtests.slo", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("--quick", action="store_true", help="every scenario small (minutes)")
+    p.add_argument("--name", help="results file stem (default: full or quick)")
+    p.add_argument("--targets", default=",".join(TARGETS), help=f"of {TARGETS}")
+    p.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"of {SCENARIOS}")
+    p.add_argument("--multiples", help=f"bursty loads x capacity (full: {FULL.multiples})")
+    p.add_argument("--bursty-duration", type=float, dest="bursty_s", help="s of arrivals")
+    p.add_argument("--steady-multiple", type=float, default=2.0)
+    p.add_argument("--steady-duration", type=float, dest="steady_s", help="s of arrivals")
+    p.add_argument("--retry-cap", type=float, default=60.0,
+                   help="longest Retry-After a client waits out (s)")  # fmt: skip
+    p.add_argument("--cold-requests", type=int, help=f"full: {FULL.cold_requests}")
+    p.add_argument("--cold-idle", type=float, dest="cold_idle_s", help="s idle before the burst")
+    p.add_argument("--cold-warmup", type=float, dest="cold_warmup_s",
+                   help="s of traffic at 0.5x before the idle time (0: none)")  # fmt: skip
+    p.add_argument("--traces", default=",".join(azure.TRACES))
+    p.add_argument("--azure-multiples", help=f"full: {FULL.azure_multiples}")
+    p.add_argument("--azure-requests", type=int, help="first N requests of each trace")
+    p.add_argument("--azure-minutes", type=float, help="first N minutes of each trace")
+    p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "datasets")
+    p.add_argument("--client-timeout", type=float, dest="client_timeout_s")
+    p.add_argument("--speed", type=float, help="simulated seconds per wall second")
+    p.add_argument("--nginx-cap", type=int, help="default: slots + capacity x objective")
+    p.add_argument("--fleet", type=Path, default=ROOT / "loadtests/sim/fleets/slo.yaml")
+    p.add_argument("--workload", type=Path,
+                   default=ROOT / "loadtests/workloads/bursty_straggler.yaml")  # fmt: skip
+    p.add_argument("--overload-policy", type=Path,
+                   default=ROOT / "policies/bench-overload.yaml")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--base-port", type=int, default=19870)
+    p.add_argument("--fleet-port-offset", type=int, default=10000)
+    p.add_argument("--out", type=Path, default=ROOT / "loadtests/reports/out/slo")
+    p.add_argument("--results", type=Path, default=ROOT / "loadtests/slo/results")
+    p.add_argument("--no-install", action="store_true", help="fail instead of installing")
+    p.add_argument("--startup-timeout", type=float, default=120.0)
+    return p
+
+
+def _resolve(args: argparse.Namespace) -> Sizes:
+    base = QUICK if args.quick else FULL
+    given = {f.name: getattr(args, f.name, None) for f in fields(Sizes)}
+    return Sizes(**{k: v if v is not None else getattr(base, k) for k, v in given.items()})
+
+
+def _split(text: str, allowed: Sequence[str], what: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if bad := [n for n in names if n not in allowed]:
+        raise SystemExit(f"unknown {what}: {bad}; choose from {tuple(allowed)}")
+    return names
+
+
+def _floats(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x.strip()]
+
+
+def _fleet(args: argparse.Namespace) -> tuple[FleetConfig, dict[str, Any]]:
+    fleet = shift_fleet(load_fleet(args.fleet), args.fleet_port_offset)
+    if args.speed is not None:
+        fleet = fleet.model_copy(update={"speed": args.speed})
+    fleet, _ = rename_model(fleet, default_policy(fleet), SERVED_MODEL)
+    return fleet, default_policy(fleet)  # written after the rename: it maps the served name
+
+
+def _mix_capacity(fleet: FleetConfig, workload: Workload, seed: int) -> Capacity:
+    sample = synthesise(workload, seed, [float(i) for i in range(MIX_SAMPLE)])
+    return fleet_capacity(fleet, sample)
+
+
+@dataclass
+class Planned:
+    sections: list[Section]
+    scenarios: list[tuple[Section, plans.Scenario]]
+
+
+def _plan_mix(args: argparse.Namespace, sizes: Sizes, names: list[str], fleet: FleetConfig,
+              workload: Workload, cap: Capacity, out: Planned) -> None:  # fmt: skip
+    seed, rps = args.seed, cap.rps
+    if "bursty" in names:
+        s = Section("bursty", "Bursty straggler workload (on/off bursts, 20% of prompts "
+                    "2,000 words)", [f"capacity on this mix: {cap.describe()}"])  # fmt: skip
+        for m in _floats(sizes.multiples):
+            sc = plans.bursty(workload, seed, rps, m, sizes.bursty_s, SERVED_MODEL)
+            out.scenarios.append((s, sc))
+            s.notes.append(f"{sc.load}: {sc.note}, mean {sc.offered_rps:.2f} req/s, "
+                           f"{len(sc.plan)} requests in {sizes.bursty_s:g} s")  # fmt: skip
+        out.sections.append(s)
+    if "steady" in names:
+        sc = plans.steady(workload, seed, rps, args.steady_multiple, sizes.steady_s,
+                          SERVED_MODEL)  # fmt: skip
+        out.sections.append(Section("steady", f"Steady {args.steady_multiple:g}x overload "
+                                    "(Poisson), clients honour Retry-After",
+                                    [f"capacity: {cap.describe()}",
+                                     f"{sc.offered_rps:.2f} req/s, {len(sc.plan)} requests; "
+                                     f"a refused client retries once after the advised delay "
+                                     f"if it is at most {args.retry_cap:g} s"]))  # fmt: skip
+        out.scenarios.append((out.sections[-1], sc))
+    if "cold" in names:
+        sc = plans.cold(workload, seed, rps, sizes.cold_requests, sizes.cold_idle_s,
+                        sizes.cold_warmup_s, SERVED_MODEL)  # fmt: skip
+        notes = [
+            f"{sc.load}; capacity {cap.describe()}",
+            f"warm-up: {len(sc.warmup)} requests, answered before the idle time starts",
+        ]
+        out.sections.append(Section("cold", "Cold burst", notes))
+        out.scenarios.append((out.sections[-1], sc))
+
+
+def _plan_azure(args: argparse.Namespace, sizes: Sizes, fleet: FleetConfig,
+                out: Planned) -> None:  # fmt: skip
+    max_len = group_profile(fleet.groups[0]).max_model_len
+    for trace in _split(args.traces, azure.TRACES, "traces"):
+        path = azure.trace_path(args.data, trace)
+        section = Section(f"azure-{trace}", f"Azure LLM inference trace 2023: {trace}")
+        out.sections.append(section)
+        if not path.exists():
+            section.notes.append(f"DATA ABSENT: {path} not found; not run (see --data)")
+            sys.stderr.write(f"azure {trace}: data absent ({path}); scenario skipped\n")
+            continue
+        head = azure.first(azure.parse_trace(path.read_text()), args.azure_minutes,
+                           sizes.azure_requests)  # fmt: skip
+        reqs, _ = azure.trace_requests(head, SERVED_MODEL, args.seed, max_len, trace)
+        cap = fleet_capacity(fleet, reqs)
+        section.notes += [f"{path}: first {len(head)} requests ({head[-1].at_s:,.0f} s of trace, "
+                          f"{azure.mean_rate(head):.2f} req/s)",
+                          f"capacity on them: {cap.describe()}"]  # fmt: skip
+        for m in _floats(sizes.azure_multiples):
+            sc = plans.azure(trace, head, args.seed, cap.rps, m, SERVED_MODEL, max_len)
+            section.notes.append(f"{sc.load}: {sc.offered_rps:.2f} req/s, {sc.note}, "
+                                 f"{sc.window_s:,.0f} s of arrivals")  # fmt: skip
+            out.scenarios.append((section, sc))
+
+
+def _seconds(scenario: plans.Scenario, targets: Sequence[str], timeout_s: float) -> float:
+    warm = scenario.warmup[-1].at_s + timeout_s if scenario.warmup else 0.0
+    per = warm + scenario.idle_s + scenario.window_s + timeout_s
+    return sum(per + STARTUP_S.get(t, STARTUP_S_ANY) for t in targets)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9A-Za-z.]+", "-", text).strip("-")
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def _run_all(planned: Planned, targets: list[str], arena: Arena, args: argparse.Namespace,
+             sizes: Sizes, stop_profile: Any) -> None:  # fmt: skip
+    for number, (section, sc) in enumerate(planned.scenarios):
+        tokens = {r.index: engine_tokens(r, stop_profile).prompt_tokens for r in sc.plan}
+        for name in targets:
+            out = args.out / f"{number:02d}-{sc.name}-{_slug(sc.load)}" / name
+            head = {"scenario": sc.name, "load": sc.load, "multiple": sc.multiple,
+                    "target": name, "status": None}  # fmt: skip
+            try:
+                run = run_target(name, sc, arena, out, sizes.client_timeout_s, args.retry_cap)
+            except LAUNCH_ERRORS as exc:
+                section.rows.append({**head, "status": f"did not start: {exc}"})
+                sys.stderr.write(f"[{sc.name} {sc.load}] {name} did not start: {exc}\n")
+                continue
+            row = row_metrics(run.outcome.records, tokens, multiple=sc.multiple,
+                              window_s=sc.window_s,
+                              retries=run.outcome.retries if sc.honour_retry_after else None,
+                              metrics_text=run.metrics_text)  # fmt: skip
+            section.rows.append({**head, **row})
+            sys.stderr.write(
+                f"[{sc.name} {sc.load}] {name}: goodput {row['goodput']:.1%}, shed "
+                f"{row['shed']:.1%}, p99 {row['ttft_p99_ms'] or 0:,.0f} ms, timeouts "
+                f"{row['timeouts']}, errors {row['errors']}\n"
+            )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    args.out = args.out.resolve()  # peers' configs name files they open from elsewhere
+    sizes = _resolve(args)
+    targets = _split(args.targets, TARGETS, "targets")
+    names = _split(args.scenarios, SCENARIOS, "scenarios")
+    fleet, policy = _fleet(args)
+    workload = load_workload(args.workload)
+    cap = _mix_capacity(fleet, workload, args.seed)
+    nginx_cap = args.nginx_cap or round(cap.slots + cap.rps * BASE_OBJECTIVE_S)
+    planned = Planned([], [])
+    _plan_mix(args, sizes, names, fleet, workload, cap, planned)
+    if "azure" in names:
+        _plan_azure(args, sizes, fleet, planned)
+    total = sum(_seconds(sc, targets, sizes.client_timeout_s) for _, sc in planned.scenarios)
+    arrivals = sum(sc.window_s + sc.idle_s for _, sc in planned.scenarios) * len(targets)
+    print(f"planned: {len(planned.scenarios)} loads x {len(targets)} targets; arrivals "
+          f"{arrivals / 60:.1f} min; at most ~{total / 60:.0f} min with start-ups and "
+          f"each run's wait for its last answers (client timeout {sizes.client_timeout_s:g} s)",
+          flush=True)  # fmt: skip
+    peers = {t for t in targets if t in ("litellm", "vllm-router", "nginx")}
+    binaries: Binaries = ensure_all(set() if args.no_install else peers, os.environ)
+    fleet_path = write_fleet(fleet, args.out / "fleet.yaml")
+    setup = peer_setup(nginx_cap)
+    overload = overload_policy(yaml.safe_load(args.overload_policy.read_text()), fleet)
+    bench = Bench(fleet, fleet_path, front_for(fleet, policy), setup, args.out, args.base_port,
+                  binaries, args.startup_timeout)  # fmt: skip
+    arena = Arena(bench, yaml.safe_dump(overload, sort_keys=False))
+    name = args.name or ("quick" if args.quick else "full")
+    meta: dict[str, Any] = {
+        "command": "python -m loadtests.slo " + " ".join(sys.argv[1:] if argv is None else argv),
+        "started (UTC)": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{os.cpu_count()} cores; load average 1/5/15 min at start {_load()}",
+        "fleet": f"{args.fleet.name}, speed {fleet.speed:g}, {cap.replicas} replicas, "
+                 f"{cap.slots} slots in all",
+        "seed": args.seed,
+        "client timeout": f"{sizes.client_timeout_s:g} s",
+        "peers": versions(binaries, peers),
+    }  # fmt: skip
+    _run_all(planned, targets, arena, args, sizes, group_profile(fleet.groups[0]).natural_stop)
+    meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
+    meta["load average at the end"] = _load()
+    notes = target_notes(setup, args.overload_policy)
+    path = write(args.results, name, planned.sections, meta, {t: notes[t] for t in targets})
+    print(path.read_text())
+    print(f"results: {path}")
+    return 0
