@@ -99,7 +99,7 @@ class Capacity:
             f"{self.rps:.2f} req/s ({self.replicas} replicas x {self.slots // self.replicas} "
             f"slots; mean {self.mean_prompt_tokens:,.0f} prompt + "
             f"{self.mean_output_tokens:,.0f} output tokens, {self.mean_engine_s * 1000:,.0f} ms "
-            "of a saturated engine per request)"
+            "of a saturated engine's time per request)"
         )
 
 

@@ -28,20 +28,20 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from loadtests.loadgen.plan import synthesise
-from loadtests.loadgen.workload import Workload, load_workload
+from loadtests.loadgen.workload import load_workload
 from loadtests.peers.fleets import front_for, rename_model, shift_fleet, write_fleet
 from loadtests.peers.install import Binaries, ensure_all, versions
 from loadtests.peers.load_suite import Bench
 from loadtests.peers.targets import LAUNCH_ERRORS
 from loadtests.sim.fleet import FleetConfig, group_profile, load_fleet
-from loadtests.slo import azure, plans
+from loadtests.sim.profile import NaturalStop
+from loadtests.slo import azure
 from loadtests.slo.bench import (
     SERVED_MODEL,
     TARGETS,
@@ -52,36 +52,26 @@ from loadtests.slo.bench import (
     run_target,
     target_notes,
 )
-from loadtests.slo.capacity import Capacity, engine_tokens, fleet_capacity
+from loadtests.slo.capacity import engine_tokens
 from loadtests.slo.objective import BASE_OBJECTIVE_S
-from loadtests.slo.report import Section, write
+from loadtests.slo.program import (
+    FULL,
+    QUICK,
+    Mix,
+    Program,
+    Sizes,
+    add_azure,
+    add_bursty,
+    add_cold,
+    add_steady,
+    mix_capacity,
+)
+from loadtests.slo.report import write
 from loadtests.slo.rows import row_metrics
+from loadtests.slo.saturation import check_capacity
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ("bursty", "steady", "cold", "azure")
-MIX_SAMPLE = 2000  # requests of the workload the capacity is computed on
-STARTUP_S = {"litellm": 25.0}  # rough start-up per run, for the estimate; others STARTUP_S_ANY
-STARTUP_S_ANY = 4.0
-
-
-@dataclass(frozen=True, slots=True)
-class Sizes:
-    """How big each scenario is; the full run's and ``--quick``'s."""
-
-    multiples: str
-    azure_multiples: str
-    bursty_s: float
-    steady_s: float
-    cold_requests: int
-    cold_idle_s: float
-    cold_warmup_s: float
-    azure_requests: int
-    client_timeout_s: float
-
-
-FULL = Sizes("0.5,1,2,3,5", "1,2,4", 60.0, 60.0, 300, 60.0, 10.0, 120, 30.0)
-# Quick: every scenario and target, two bursty loads, one Azure load, a burst of 40.
-QUICK = Sizes("1,3", "2", 15.0, 10.0, 40, 5.0, 0.0, 20, 10.0)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -121,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, default=ROOT / "loadtests/slo/results")
     p.add_argument("--no-install", action="store_true", help="fail instead of installing")
     p.add_argument("--startup-timeout", type=float, default=120.0)
+    p.add_argument("--capacity-check", type=float, dest="capacity_check_s",
+                   help=f"s of direct at 2x to measure capacity; 0: skip "
+                   f"(full: {FULL.capacity_check_s:g})")  # fmt: skip
+    p.add_argument("--plan-only", action="store_true", help="print the plan and stop")
     return p
 
 
@@ -137,91 +131,12 @@ def _split(text: str, allowed: Sequence[str], what: str) -> list[str]:
     return names
 
 
-def _floats(text: str) -> list[float]:
-    return [float(x) for x in text.split(",") if x.strip()]
-
-
 def _fleet(args: argparse.Namespace) -> tuple[FleetConfig, dict[str, Any]]:
     fleet = shift_fleet(load_fleet(args.fleet), args.fleet_port_offset)
     if args.speed is not None:
         fleet = fleet.model_copy(update={"speed": args.speed})
     fleet, _ = rename_model(fleet, default_policy(fleet), SERVED_MODEL)
     return fleet, default_policy(fleet)  # written after the rename: it maps the served name
-
-
-def _mix_capacity(fleet: FleetConfig, workload: Workload, seed: int) -> Capacity:
-    sample = synthesise(workload, seed, [float(i) for i in range(MIX_SAMPLE)])
-    return fleet_capacity(fleet, sample)
-
-
-@dataclass
-class Planned:
-    sections: list[Section]
-    scenarios: list[tuple[Section, plans.Scenario]]
-
-
-def _plan_mix(args: argparse.Namespace, sizes: Sizes, names: list[str], fleet: FleetConfig,
-              workload: Workload, cap: Capacity, out: Planned) -> None:  # fmt: skip
-    seed, rps = args.seed, cap.rps
-    if "bursty" in names:
-        s = Section("bursty", "Bursty straggler workload (on/off bursts, 20% of prompts "
-                    "2,000 words)", [f"capacity on this mix: {cap.describe()}"])  # fmt: skip
-        for m in _floats(sizes.multiples):
-            sc = plans.bursty(workload, seed, rps, m, sizes.bursty_s, SERVED_MODEL)
-            out.scenarios.append((s, sc))
-            s.notes.append(f"{sc.load}: {sc.note}, mean {sc.offered_rps:.2f} req/s, "
-                           f"{len(sc.plan)} requests in {sizes.bursty_s:g} s")  # fmt: skip
-        out.sections.append(s)
-    if "steady" in names:
-        sc = plans.steady(workload, seed, rps, args.steady_multiple, sizes.steady_s,
-                          SERVED_MODEL)  # fmt: skip
-        out.sections.append(Section("steady", f"Steady {args.steady_multiple:g}x overload "
-                                    "(Poisson), clients honour Retry-After",
-                                    [f"capacity: {cap.describe()}",
-                                     f"{sc.offered_rps:.2f} req/s, {len(sc.plan)} requests; "
-                                     f"a refused client retries once after the advised delay "
-                                     f"if it is at most {args.retry_cap:g} s"]))  # fmt: skip
-        out.scenarios.append((out.sections[-1], sc))
-    if "cold" in names:
-        sc = plans.cold(workload, seed, rps, sizes.cold_requests, sizes.cold_idle_s,
-                        sizes.cold_warmup_s, SERVED_MODEL)  # fmt: skip
-        notes = [
-            f"{sc.load}; capacity {cap.describe()}",
-            f"warm-up: {len(sc.warmup)} requests, answered before the idle time starts",
-        ]
-        out.sections.append(Section("cold", "Cold burst", notes))
-        out.scenarios.append((out.sections[-1], sc))
-
-
-def _plan_azure(args: argparse.Namespace, sizes: Sizes, fleet: FleetConfig,
-                out: Planned) -> None:  # fmt: skip
-    max_len = group_profile(fleet.groups[0]).max_model_len
-    for trace in _split(args.traces, azure.TRACES, "traces"):
-        path = azure.trace_path(args.data, trace)
-        section = Section(f"azure-{trace}", f"Azure LLM inference trace 2023: {trace}")
-        out.sections.append(section)
-        if not path.exists():
-            section.notes.append(f"DATA ABSENT: {path} not found; not run (see --data)")
-            sys.stderr.write(f"azure {trace}: data absent ({path}); scenario skipped\n")
-            continue
-        head = azure.first(azure.parse_trace(path.read_text()), args.azure_minutes,
-                           sizes.azure_requests)  # fmt: skip
-        reqs, _ = azure.trace_requests(head, SERVED_MODEL, args.seed, max_len, trace)
-        cap = fleet_capacity(fleet, reqs)
-        section.notes += [f"{path}: first {len(head)} requests ({head[-1].at_s:,.0f} s of trace, "
-                          f"{azure.mean_rate(head):.2f} req/s)",
-                          f"capacity on them: {cap.describe()}"]  # fmt: skip
-        for m in _floats(sizes.azure_multiples):
-            sc = plans.azure(trace, head, args.seed, cap.rps, m, SERVED_MODEL, max_len)
-            section.notes.append(f"{sc.load}: {sc.offered_rps:.2f} req/s, {sc.note}, "
-                                 f"{sc.window_s:,.0f} s of arrivals")  # fmt: skip
-            out.scenarios.append((section, sc))
-
-
-def _seconds(scenario: plans.Scenario, targets: Sequence[str], timeout_s: float) -> float:
-    warm = scenario.warmup[-1].at_s + timeout_s if scenario.warmup else 0.0
-    per = warm + scenario.idle_s + scenario.window_s + timeout_s
-    return sum(per + STARTUP_S.get(t, STARTUP_S_ANY) for t in targets)
 
 
 def _slug(text: str) -> str:
@@ -233,10 +148,10 @@ def _load() -> str:
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
-def _run_all(planned: Planned, targets: list[str], arena: Arena, args: argparse.Namespace,
-             sizes: Sizes, stop_profile: Any) -> None:  # fmt: skip
-    for number, (section, sc) in enumerate(planned.scenarios):
-        tokens = {r.index: engine_tokens(r, stop_profile).prompt_tokens for r in sc.plan}
+def _run_all(program: Program, targets: list[str], arena: Arena, args: argparse.Namespace,
+             sizes: Sizes, stop: NaturalStop) -> None:  # fmt: skip
+    for number, (section, sc) in enumerate(program.loads):
+        tokens = {r.index: engine_tokens(r, stop).prompt_tokens for r in sc.plan}
         for name in targets:
             out = args.out / f"{number:02d}-{sc.name}-{_slug(sc.load)}" / name
             head = {"scenario": sc.name, "load": sc.load, "multiple": sc.multiple,
@@ -259,35 +174,53 @@ def _run_all(planned: Planned, targets: list[str], arena: Arena, args: argparse.
             )
 
 
+def _program(args: argparse.Namespace, sizes: Sizes, fleet: FleetConfig, mix: Mix) -> Program:
+    names = _split(args.scenarios, SCENARIOS, "scenarios")
+    program = Program()
+    for name, add in (("bursty", add_bursty), ("steady", add_steady), ("cold", add_cold)):
+        if name in names:
+            add(program, mix, sizes)
+    if "azure" in names:
+        for trace in _split(args.traces, azure.TRACES, "traces"):
+            add_azure(program, fleet, sizes, trace, args.data, args.azure_minutes, args.seed,
+                      SERVED_MODEL)  # fmt: skip
+    return program
+
+
+def _announce(program: Program, targets: list[str], sizes: Sizes) -> None:
+    runs = len(program.loads) * len(targets)
+    arrivals = sum(sc.window_s + sc.idle_s for _, sc in program.loads) * len(targets)
+    total = program.seconds(targets, sizes.client_timeout_s) + 3 * sizes.capacity_check_s
+    print(f"planned: {len(program.loads)} loads x {len(targets)} targets = {runs} runs; "
+          f"arrivals {arrivals / 60:.1f} min; at most ~{total / 60:.0f} min with start-ups, "
+          f"the capacity check and each run's wait for its last answers (client timeout "
+          f"{sizes.client_timeout_s:g} s)", flush=True)  # fmt: skip
+    for section in program.sections:
+        print(f"{section.title}:\n" + "".join(f"  - {n}\n" for n in section.notes), end="")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.out = args.out.resolve()  # peers' configs name files they open from elsewhere
     sizes = _resolve(args)
     targets = _split(args.targets, TARGETS, "targets")
-    names = _split(args.scenarios, SCENARIOS, "scenarios")
     fleet, policy = _fleet(args)
     workload = load_workload(args.workload)
-    cap = _mix_capacity(fleet, workload, args.seed)
+    mix = Mix(workload, mix_capacity(fleet, workload, args.seed), args.seed, SERVED_MODEL,
+              args.steady_multiple, args.retry_cap)  # fmt: skip
+    cap = mix.capacity
     nginx_cap = args.nginx_cap or round(cap.slots + cap.rps * BASE_OBJECTIVE_S)
-    planned = Planned([], [])
-    _plan_mix(args, sizes, names, fleet, workload, cap, planned)
-    if "azure" in names:
-        _plan_azure(args, sizes, fleet, planned)
-    total = sum(_seconds(sc, targets, sizes.client_timeout_s) for _, sc in planned.scenarios)
-    arrivals = sum(sc.window_s + sc.idle_s for _, sc in planned.scenarios) * len(targets)
-    print(f"planned: {len(planned.scenarios)} loads x {len(targets)} targets; arrivals "
-          f"{arrivals / 60:.1f} min; at most ~{total / 60:.0f} min with start-ups and "
-          f"each run's wait for its last answers (client timeout {sizes.client_timeout_s:g} s)",
-          flush=True)  # fmt: skip
+    program = _program(args, sizes, fleet, mix)
+    _announce(program, targets, sizes)
+    if args.plan_only:
+        return 0
     peers = {t for t in targets if t in ("litellm", "vllm-router", "nginx")}
     binaries: Binaries = ensure_all(set() if args.no_install else peers, os.environ)
-    fleet_path = write_fleet(fleet, args.out / "fleet.yaml")
     setup = peer_setup(nginx_cap)
     overload = overload_policy(yaml.safe_load(args.overload_policy.read_text()), fleet)
-    bench = Bench(fleet, fleet_path, front_for(fleet, policy), setup, args.out, args.base_port,
-                  binaries, args.startup_timeout)  # fmt: skip
+    bench = Bench(fleet, write_fleet(fleet, args.out / "fleet.yaml"), front_for(fleet, policy),
+                  setup, args.out, args.base_port, binaries, args.startup_timeout)  # fmt: skip
     arena = Arena(bench, yaml.safe_dump(overload, sort_keys=False))
-    name = args.name or ("quick" if args.quick else "full")
     meta: dict[str, Any] = {
         "command": "python -m loadtests.slo " + " ".join(sys.argv[1:] if argv is None else argv),
         "started (UTC)": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
@@ -296,13 +229,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                  f"{cap.slots} slots in all",
         "seed": args.seed,
         "client timeout": f"{sizes.client_timeout_s:g} s",
+        "nginx cap": f"{nginx_cap} in flight" + ("" if args.nginx_cap else
+                     f" (slots + capacity x {BASE_OBJECTIVE_S:g} s: {cap.slots} + "
+                     f"{cap.rps:.2f} x {BASE_OBJECTIVE_S:g}, rounded)"),
         "peers": versions(binaries, peers),
     }  # fmt: skip
-    _run_all(planned, targets, arena, args, sizes, group_profile(fleet.groups[0]).natural_stop)
+    if sizes.capacity_check_s > 0:
+        check = check_capacity(arena, mix, sizes.capacity_check_s, args.out / "capacity-check")
+        meta["capacity of the straggler mix"] = check
+        print(f"capacity check: {check}", flush=True)
+    _run_all(program, targets, arena, args, sizes, group_profile(fleet.groups[0]).natural_stop)
     meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
     meta["load average at the end"] = _load()
     notes = target_notes(setup, args.overload_policy)
-    path = write(args.results, name, planned.sections, meta, {t: notes[t] for t in targets})
+    name = args.name or ("quick" if args.quick else "full")
+    path = write(args.results, name, program.sections, meta, {t: notes[t] for t in targets})
     print(path.read_text())
     print(f"results: {path}")
     return 0

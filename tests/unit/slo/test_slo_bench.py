@@ -11,7 +11,8 @@ from gateway.policy.loader import load_policy_text
 from loadtests.peers.fleets import rename_model, shift_fleet
 from loadtests.sim.fleet import load_fleet
 from loadtests.slo.bench import SERVED_MODEL, default_policy, overload_policy, peer_setup
-from loadtests.slo.cli import FULL, QUICK, _parser, _resolve
+from loadtests.slo.cli import _parser, _resolve
+from loadtests.slo.program import FULL, QUICK
 
 ROOT = Path(__file__).resolve().parents[3]
 
