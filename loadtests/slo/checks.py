@@ -16,20 +16,13 @@ measured figures. Rows are ``loadtests.slo.rows`` figures plus ``scenario``, ``l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from loadtests.peers.tables import PEERS, Check
+
 Row = Mapping[str, Any]
-PEERS = ("litellm", "vllm-router", "nginx")
 GATEWAY = "gateway"
 REFUSAL_P99_MS = 20.0
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    target: str
-    met: bool | None
-    detail: str
 
 
 def _ran(rows: Sequence[Row], target: str) -> list[Row]:

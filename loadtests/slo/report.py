@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtests.slo.checks import check_targets
-from loadtests.slo.tables import checks_table, scenario_table
+from loadtests.slo.tables import scenario_table, verdicts_table
 
 COLUMNS_HELP = (
     "Columns: goodput = share of the requests sent that were served with their first token "
@@ -49,7 +49,7 @@ def render(sections: Sequence[Section], meta: Mapping[str, Any],
     rows = [r for s in sections for r in s.rows]
     lines = ["# SLO benchmark (issue 18)", "", *_meta_lines(meta), "", "Targets:", ""]
     lines += [f"- `{name}`: {text}" for name, text in notes.items()]
-    lines += ["", "## Targets of the issue", "", checks_table(check_targets(rows)), ""]
+    lines += ["", "## Targets of the issue", "", verdicts_table(check_targets(rows)), ""]
     for s in sections:
         lines += [f"## {s.title}", ""]
         lines += [f"- {n}" for n in s.notes]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from loadtests.slo.checks import Check
+from loadtests.peers.tables import Check, checks_table
 
 Row = Mapping[str, Any]
 
@@ -99,9 +99,6 @@ def scenario_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def checks_table(checks: Sequence[Check]) -> str:
-    lines = ["| target (gateway, default policy) | met | measured |", "|---|---|---|"]
-    for c in checks:
-        met = "not measured" if c.met is None else ("met" if c.met else "not met")
-        lines.append(f"| {c.target} | {met} | {c.detail} |")
-    return "\n".join(lines)
+def verdicts_table(checks: Sequence[Check]) -> str:
+    return checks_table(checks, "target (gateway, default policy)",
+                        ("met", "not met", "not measured"))  # fmt: skip

@@ -8,7 +8,7 @@ import pytest
 
 from loadtests.slo.checks import check_targets
 from loadtests.slo.report import Section, render
-from loadtests.slo.tables import checks_table, scenario_table
+from loadtests.slo.tables import scenario_table, verdicts_table
 
 
 def _row(scenario: str, load: str, multiple: float | None, target: str,
@@ -65,7 +65,7 @@ def test_checks_without_rows_are_not_measured_and_say_the_figures() -> None:
     checks = check_targets(_rows(**{"3x": {"goodput": 0.45}}))
     assert "bursty 3x: goodput 1.50x direct" in checks[2].detail
     assert "45.0% vs best peer 50.0% (below nginx 50.0%)" in checks[3].detail
-    table = checks_table(checks)
+    table = verdicts_table(checks)
     assert "| at 3x: goodput >= 2x direct | not met |" in table
     assert "| refusal p99 < 20 ms at the client | not measured | no row to judge |" in table
 
