@@ -26,6 +26,7 @@ import argparse
 import datetime as dt
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import fields
@@ -143,6 +144,16 @@ def _slug(text: str) -> str:
     return re.sub(r"[^0-9A-Za-z.]+", "-", text).strip("-")
 
 
+def _commit() -> str:
+    """The checkout's commit (the gateway measured), or why it is unknown."""
+    try:
+        done = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"],
+                              capture_output=True, text=True, timeout=10, check=True)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return done.stdout.strip()
+
+
 def _load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
@@ -227,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": f"{os.cpu_count()} cores; load average 1/5/15 min at start {_load()}",
         "fleet": f"{args.fleet.name}, speed {fleet.speed:g}, {cap.replicas} replicas, "
                  f"{cap.slots} slots in all",
+        "code": _commit(),
         "seed": args.seed,
         "client timeout": f"{sizes.client_timeout_s:g} s",
         "nginx cap": f"{nginx_cap} in flight" + ("" if args.nginx_cap else
