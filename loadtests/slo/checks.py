@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from loadtests.loadgen.stats import ratio
 from loadtests.peers.tables import PEERS, Check
+from loadtests.slo.tables import times
 
 Row = Mapping[str, Any]
 GATEWAY = "gateway"
@@ -37,14 +39,10 @@ def _peer_of(rows: Sequence[Row], row: Row, target: str) -> Row | None:
     return None
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or b == 0:
-        return None
-    return a / b
-
-
-def _fmt_ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
+def _vs_direct(rows: Sequence[Row], row: Row) -> float | None:
+    """Goodput over direct's on the same load (inf when direct served none in time)."""
+    direct = _peer_of(rows, row, "direct")
+    return ratio(row["goodput"], direct["goodput"] if direct else None)
 
 
 def _where(row: Row) -> str:
@@ -64,11 +62,10 @@ def _in_band(rows: Sequence[Row], keep: Callable[[float], bool]) -> list[Row]:
 def _at_most_1x(rows: Sequence[Row]) -> Check:
     judged = []
     for row in _in_band(rows, lambda m: m <= 1.0):
-        direct = _peer_of(rows, row, "direct")
-        ratio = _ratio(row["goodput"], direct["goodput"] if direct else None)
-        ok = (row["shed"] or 0.0) <= 0.01 and ratio is not None and ratio >= 0.98
+        vs = _vs_direct(rows, row)
+        ok = (row["shed"] or 0.0) <= 0.01 and vs is not None and vs >= 0.98
         judged.append((ok, f"{_where(row)}: shed {row['shed']:.1%}, goodput "
-                           f"{_fmt_ratio(ratio)} direct"))  # fmt: skip
+                           f"{times(vs)} direct"))  # fmt: skip
     return _verdict("at <= 1x: shed <= 1% and goodput >= 0.98x direct", judged)
 
 
@@ -85,10 +82,9 @@ def _p99_within(rows: Sequence[Row]) -> Check:
 def _twice_direct(rows: Sequence[Row]) -> Check:
     judged = []
     for row in _in_band(rows, lambda m: m == 3.0):
-        direct = _peer_of(rows, row, "direct")
-        ratio = _ratio(row["goodput"], direct["goodput"] if direct else None)
-        judged.append((ratio is not None and ratio >= 2.0,
-                       f"{_where(row)}: goodput {_fmt_ratio(ratio)} direct"))  # fmt: skip
+        vs = _vs_direct(rows, row)
+        judged.append((vs is not None and vs >= 2.0,
+                       f"{_where(row)}: goodput {times(vs)} direct"))  # fmt: skip
     return _verdict("at 3x: goodput >= 2x direct", judged)
 
 
@@ -98,9 +94,10 @@ def _every_peer(rows: Sequence[Row]) -> Check:
         peers = [(p, r) for p in PEERS if (r := _peer_of(rows, row, p)) is not None]
         if not peers:
             continue
-        worse = [f"{p} {r['goodput']:.1%}" for p, r in peers if r["goodput"] > row["goodput"]]
-        best = max(r["goodput"] for _, r in peers)
-        text = f"{_where(row)}: {row['goodput']:.1%} vs best peer {best:.1%}"
+        ours = row["goodput"] or 0.0
+        worse = [f"{p} {r['goodput']:.1%}" for p, r in peers if (r["goodput"] or 0.0) > ours]
+        best = max(r["goodput"] or 0.0 for _, r in peers)
+        text = f"{_where(row)}: {ours:.1%} vs best peer {best:.1%}"
         judged.append((not worse, text + (f" (below {', '.join(worse)})" if worse else "")))
     return _verdict("2x-5x: goodput >= every peer", judged)
 

@@ -6,9 +6,11 @@ on the same arrivals. A target that did not start gets a row saying why.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from loadtests.loadgen.stats import ratio
 from loadtests.peers.tables import Check, checks_table
 
 Row = Mapping[str, Any]
@@ -32,6 +34,13 @@ def _pct(value: float | None) -> str:
 
 def _signed_pct(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
+
+
+def times(value: float | None) -> str:
+    """A ratio as ``1.23x`` (``inf``: the other side had none)."""
+    if value is None:
+        return "-"
+    return "inf" if math.isinf(value) else f"{value:.2f}x"
 
 
 def _retry(row: Row) -> str:
@@ -68,12 +77,7 @@ def _direct_goodput(rows: Sequence[Row], row: Row) -> float | None:
 
 
 def _vs_direct(rows: Sequence[Row], row: Row) -> str:
-    direct = _direct_goodput(rows, row)
-    if direct is None or row["goodput"] is None:
-        return "-"
-    if direct == 0:
-        return "-" if row["goodput"] == 0 else "inf"
-    return f"{row['goodput'] / direct:.2f}x"
+    return times(ratio(row["goodput"], _direct_goodput(rows, row)))
 
 
 def _cells(rows: Sequence[Row], r: Row) -> list[str]:

@@ -101,3 +101,12 @@ def test_render_puts_targets_first_then_each_scenario() -> None:
     assert text.index("## Targets of the issue") < text.index("## Bursty")
     assert "- DATA ABSENT: x\n\n(no rows)" in text
     assert "- `gateway`: default" in text
+
+
+def test_goodput_against_a_direct_that_served_none_in_time() -> None:
+    rows = [r if not (r["target"] == "direct" and r["load"] == "3x") else {**r, "goodput": 0.0}
+            for r in _rows()]  # fmt: skip
+    checks = check_targets(rows)
+    assert checks[2].met is True
+    assert "goodput inf direct" in checks[2].detail
+    assert "| 3x | gateway | 100 | 62.0% | inf |" in scenario_table(rows[4:8])
