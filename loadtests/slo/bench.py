@@ -106,13 +106,18 @@ class TargetRun:
 
 
 def run_target(
-    name: str, scenario: Scenario, arena: Arena, out: Path, timeout_s: float, retry_cap_s: float
+    name: str,
+    scenario: Scenario,
+    arena: Arena,
+    out: Path,
+    first_token_timeout_s: float,
+    retry_cap_s: float,
 ) -> TargetRun:
     """The scenario through target ``name`` on a fresh fleet; records written to ``out``."""
     peer, bench = _peer_and_bench(name, arena)
     with serving(peer, bench, out) as launch:
         targets = client_targets(launch, bench.front)
-        outcome = asyncio.run(drive(scenario, targets, timeout_s, retry_cap_s))
+        outcome = asyncio.run(drive(scenario, targets, first_token_timeout_s, retry_cap_s))
         metrics = _scrape(launch.url + "/metrics") if peer == "gateway" else None
     write_jsonl(out / "records.jsonl", [r.to_dict() for r in outcome.records])
     if outcome.retries:

@@ -28,7 +28,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -97,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--azure-requests", type=int, help="first N requests of each trace")
     p.add_argument("--azure-minutes", type=float, help="first N minutes of each trace")
     p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "datasets")
-    p.add_argument("--client-timeout", type=float, dest="client_timeout_s")
+    p.add_argument("--client-timeout", type=float, dest="client_timeout_s",
+                   help="s a client waits for the first token (full: 30)")  # fmt: skip
     p.add_argument("--speed", type=float, help="simulated seconds per wall second")
     p.add_argument("--nginx-cap", type=int, help="default: slots + capacity x objective")
     p.add_argument("--fleet", type=Path, default=ROOT / "loadtests/sim/fleets/slo.yaml")
@@ -160,7 +161,9 @@ def _load() -> str:
 
 
 def _run_all(program: Program, targets: list[str], arena: Arena, args: argparse.Namespace,
-             sizes: Sizes, stop: NaturalStop) -> None:  # fmt: skip
+             sizes: Sizes, stop: NaturalStop, save: Callable[[], Path]) -> None:  # fmt: skip
+    """Every load through every target; the report is saved after each load, so an
+    interrupted run keeps what it measured."""
     for number, (section, sc) in enumerate(program.loads):
         tokens = {r.index: engine_tokens(r, stop).prompt_tokens for r in sc.plan}
         for name in targets:
@@ -183,6 +186,7 @@ def _run_all(program: Program, targets: list[str], arena: Arena, args: argparse.
                 f"{row['shed']:.1%}, p99 {row['ttft_p99_ms'] or 0:,.0f} ms, timeouts "
                 f"{row['timeouts']}, errors {row['errors']}\n"
             )
+        save()
 
 
 def _program(args: argparse.Namespace, sizes: Sizes, fleet: FleetConfig, mix: Mix) -> Program:
@@ -240,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  f"{cap.slots} slots in all",
         "code": _commit(),
         "seed": args.seed,
-        "client timeout": f"{sizes.client_timeout_s:g} s",
+        "client timeout": f"{sizes.client_timeout_s:g} s to the first token",
         "nginx cap": f"{nginx_cap} in flight" + ("" if args.nginx_cap else
                      f" (slots + capacity x {BASE_OBJECTIVE_S:g} s: {cap.slots} + "
                      f"{cap.rps:.2f} x {BASE_OBJECTIVE_S:g}, rounded)"),
@@ -250,12 +254,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         check = check_capacity(arena, mix, sizes.capacity_check_s, args.out / "capacity-check")
         meta["capacity of the straggler mix"] = check
         print(f"capacity check: {check}", flush=True)
-    _run_all(program, targets, arena, args, sizes, group_profile(fleet.groups[0]).natural_stop)
-    meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
-    meta["load average at the end"] = _load()
     notes = target_notes(setup, args.overload_policy)
     name = args.name or ("quick" if args.quick else "full")
-    path = write(args.results, name, program.sections, meta, {t: notes[t] for t in targets})
+
+    def save() -> Path:
+        return write(args.results, name, program.sections, meta, {t: notes[t] for t in targets})
+
+    meta["finished (UTC)"] = "- (running; saved after each load)"
+    _run_all(program, targets, arena, args, sizes, group_profile(fleet.groups[0]).natural_stop,
+             save)  # fmt: skip
+    meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
+    meta["load average at the end"] = _load()
+    path = save()
     print(path.read_text())
     print(f"results: {path}")
     return 0

@@ -7,7 +7,9 @@ refused request whose answer advised a delay of at most ``retry_cap_s`` is sent 
 after that delay, by the same client, as a user's retry would; the retry's record is kept
 apart (``retries``) so the row still counts first attempts.
 
-Parameters: ``request_timeout_s`` (the client gives up: a client timeout), ``retry_cap_s``.
+Parameters: ``first_token_timeout_s`` (the client gives up on a request without its first token
+by then: a client timeout; once it streams, it waits ``STREAM_ALLOWANCE_S`` more for the
+rest), ``retry_cap_s``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from loadtests.loadgen.record import RequestRecord
 from loadtests.loadgen.request import PlannedRequest
 from loadtests.slo.plans import Scenario
 from loadtests.slo.rows import advised_delay_s
+
+STREAM_ALLOWANCE_S = 120.0
 
 
 class RetryAfterClient(LoadClient):
@@ -55,10 +59,11 @@ async def _run(client: LoadClient, plan: Sequence[PlannedRequest]) -> list[Reque
 
 
 async def drive(
-    scenario: Scenario, targets: Sequence[Target], request_timeout_s: float, retry_cap_s: float
+    scenario: Scenario, targets: Sequence[Target], first_token_timeout_s: float, retry_cap_s: float
 ) -> Outcome:
     """Run the scenario against ``targets`` (round-robin by request index)."""
-    config = ClientConfig(targets=list(targets), request_timeout_s=request_timeout_s)
+    config = ClientConfig(targets=list(targets), first_token_timeout_s=first_token_timeout_s,
+                          request_timeout_s=first_token_timeout_s + STREAM_ALLOWANCE_S)  # fmt: skip
     warmup = await _run(LoadClient(config), scenario.warmup) if scenario.warmup else []
     if scenario.idle_s > 0:
         await asyncio.sleep(scenario.idle_s)

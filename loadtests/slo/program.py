@@ -24,6 +24,7 @@ from loadtests.slo.report import Section
 MIX_SAMPLE = 2000
 STARTUP_S = {"litellm": 25.0}  # rough start-up of a run, for the estimate
 STARTUP_S_OTHERS = 4.0
+STREAM_S = 15.0  # the longest answers here stream for ~10 s after their first token
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +69,9 @@ class Program:
         """At most: every run's arrivals, idle time, wait for its last answers and start-up."""
         total = 0.0
         for _, sc in self.loads:
-            warm = sc.warmup[-1].at_s + timeout_s if sc.warmup else 0.0
-            per = warm + sc.idle_s + sc.window_s + timeout_s
+            wait = timeout_s + STREAM_S
+            warm = sc.warmup[-1].at_s + wait if sc.warmup else 0.0
+            per = warm + sc.idle_s + sc.window_s + wait
             total += sum(per + STARTUP_S.get(t, STARTUP_S_OTHERS) for t in targets)
         return total
 

@@ -9,8 +9,8 @@ Definitions, over the requests a row counts (``n`` of them, first attempts, in p
   is the p99 of TTFT / objective over them (at most 1: 99% of admitted requests in time).
 - shed: share answered 429 or 503; shed beyond the excess load: shed minus the share that
   has to go when arrivals run at ``multiple`` times capacity, ``max(0, 1 - 1/multiple)``.
-- client timeouts: requests the client gave up on (its ``request_timeout_s``); errors: any
-  other failure.
+- client timeouts: requests the client gave up on (no first token within its timeout, or
+  the whole answer not within a long allowance after that); errors: any other failure.
 - refusal p99: the 99th percentile of send-to-answer time of the 429/503s, at the client.
 - answered in time: share served within objective + 1 s or refused within objective + 1 s.
 - Retry-After: refusals that advised a delay, how many the client retried (once, after the
