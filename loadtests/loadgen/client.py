@@ -8,7 +8,9 @@ stream line by line, timing the first content chunk (TTFT) and every later one (
 latencies). Targets are used round-robin by request index: one target is "gateway" mode,
 several with served-model names is "direct" mode. Every failure becomes a recorded error.
 
-Parameters: ``request_timeout_s`` (hard cap per request), ``max_connections``.
+Parameters: ``request_timeout_s`` (hard cap per request), ``first_token_timeout_s`` (the
+client gives up on a request whose first token has not come by then, as a user staring at an
+empty reply would; once it streams, only ``request_timeout_s`` bounds it), ``max_connections``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class ClientConfig:
     targets: Sequence[Target]
     request_timeout_s: float = 120.0
     max_connections: int = 4096
+    first_token_timeout_s: float | None = None
 
 
 def kept_headers(headers: httpx.Headers) -> dict[str, str]:
@@ -118,9 +121,12 @@ class LoadClient:
             scheduled_s=request.at_s,
             sent_s=self.now(),
         )
+        now = asyncio.get_running_loop().time()
+        whole = now + self._config.request_timeout_s
+        first = self._config.first_token_timeout_s
         try:
-            async with asyncio.timeout(self._config.request_timeout_s):
-                await self._exchange(request, target, record)
+            async with asyncio.timeout_at(whole if first is None else min(whole, now + first)) as t:
+                await self._exchange(request, target, record, lambda: t.reschedule(whole))
         except TimeoutError:
             record.error = "timeout"
         except httpx.TimeoutException:
@@ -133,7 +139,11 @@ class LoadClient:
         return record
 
     async def _exchange(
-        self, request: PlannedRequest, target: Target, record: RequestRecord
+        self,
+        request: PlannedRequest,
+        target: Target,
+        record: RequestRecord,
+        first_token: Callable[[], None],
     ) -> None:
         content = orjson.dumps(request.body(target.model))
         headers = {"content-type": "application/json", **target.headers, **request.headers}
@@ -144,9 +154,11 @@ class LoadClient:
             if response.status_code != 200:
                 record.error = _error_type(response.status_code, await response.aread())
                 return
-            await self._consume(response, record)
+            await self._consume(response, record, first_token)
 
-    async def _consume(self, response: httpx.Response, record: RequestRecord) -> None:
+    async def _consume(
+        self, response: httpx.Response, record: RequestRecord, first_token: Callable[[], None]
+    ) -> None:
         parser = SseParser()
         last: float | None = None
         done = False
@@ -158,6 +170,7 @@ class LoadClient:
                 now = self.now() - record.sent_s
                 if last is None:
                     record.ttft_s = now
+                    first_token()
                 else:
                     record.itl_s.append(now - last)
                 last = now

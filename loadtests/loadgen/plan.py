@@ -42,10 +42,11 @@ def plan_requests(
     if isinstance(arrival, Trace):
         return read_trace(Path(arrival.path), workload, bounds)
     offsets = schedule(arrival, random.Random(f"{seed}:arrivals"), bounds)
-    return _synthesise(workload, seed, offsets)
+    return synthesise(workload, seed, offsets)
 
 
-def _synthesise(workload: Workload, seed: int, offsets: list[float]) -> list[PlannedRequest]:
+def synthesise(workload: Workload, seed: int, offsets: list[float]) -> list[PlannedRequest]:
+    """Requests of the workload's classes at the given offsets (deterministic per seed)."""
     builders = [make_builder(c, seed) for c in workload.classes]
     weights = [c.weight for c in workload.classes]
     pick = random.Random(f"{seed}:classes")

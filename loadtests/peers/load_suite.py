@@ -15,7 +15,8 @@ duration), ``fleet`` and ``fleet_path`` (already moved to the comparison's ports
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -53,30 +54,38 @@ class Bench:
     startup_timeout_s: float = 90.0
 
 
-def _targets(launch: Launch, front: Front) -> list[Target]:
+def client_targets(launch: Launch, front: Front) -> list[Target]:
+    """Where clients send: every upstream round-robin for ``direct``, else the target."""
     if launch.name == "direct":
         return [Target(u.url, u.model) for u in front.upstreams]
     return [Target(launch.url, launch.model, dict(launch.headers))]
 
 
-def run_one(
-    name: str, spec: LoadSpec, bench: Bench, out: Path, counters: Sequence[str] = ()
-) -> tuple[dict[str, Any], list[RequestRecord]]:
-    """The workload through target ``name`` on a fresh fleet; its summary and records."""
-    reps = replicas(bench.fleet)
-    replica_metrics = [r.url + "/metrics" for r in reps]
+@contextmanager
+def serving(name: str, bench: Bench, out: Path) -> Iterator[Launch]:
+    """A fresh fleet and target ``name`` in front of it (``bench.front``), up for the block;
+    logs in ``out`` (``fleet.log``, ``process.log``)."""
     launch = plan_launch(name, bench.front, bench.setup, port_of(name, bench.base_port), out,
                          bench.binaries)  # fmt: skip
     with (
         fleet_up(bench.fleet, bench.fleet_path, out / "fleet.log", bench.startup_timeout_s),
         launched(launch, out / "process.log", bench.startup_timeout_s),
     ):
+        yield launch
+
+
+def run_one(
+    name: str, spec: LoadSpec, bench: Bench, out: Path, counters: Sequence[str] = ()
+) -> tuple[dict[str, Any], list[RequestRecord]]:
+    """The workload through target ``name`` on a fresh fleet; its summary and records."""
+    replica_metrics = [r.url + "/metrics" for r in replicas(bench.fleet)]
+    with serving(name, bench, out) as launch:
         if name == "gateway":
             policy = next(iter(launch.files))
             spec = replace(spec, model_map=gateway_model_map(spec, policy))
         metrics = [launch.url + "/metrics"] if name == "gateway" else []
         summary, result = perform(
-            spec, _targets(launch, bench.front), out, mode=name,
+            spec, client_targets(launch, bench.front), out, mode=name,
             metrics_urls=[*metrics, *replica_metrics],
         )  # fmt: skip
         if counters:

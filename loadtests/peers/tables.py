@@ -167,10 +167,14 @@ def check_targets(
     ]
 
 
-def checks_table(checks: Sequence[Check]) -> str:
-    lines = ["| target | met | measured |", "|---|---|---|"]
+def checks_table(
+    checks: Sequence[Check],
+    header: str = "target",
+    verdicts: tuple[str, str, str] = ("yes", "**no**", "not run"),  # met, missed, unmeasured
+) -> str:
+    lines = [f"| {header} | met | measured |", "|---|---|---|"]
     for c in checks:
-        met = "not run" if c.met is None else ("yes" if c.met else "**no**")
+        met = verdicts[2] if c.met is None else (verdicts[0] if c.met else verdicts[1])
         lines.append(f"| {c.name} | {met} | {c.detail} |")
     return "\n".join(lines)
 

@@ -1,7 +1,10 @@
 """A fleet of simulated replicas served from one process and one event loop.
 
 Each replica has its own engine, driver task, metrics registry and uvicorn server on its own
-port; all share one simulated clock running ``speed`` times real time.
+port; all share one simulated clock running ``speed`` times real time. A group may set the
+engine's serving flags over its profile's defaults (``max_num_seqs``, ``max_model_len``, as
+``vllm serve --max-num-seqs/--max-model-len`` would): the hardware's step times stay the
+profile's (``group_profile``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from loadtests.sim.clock import Clock, RealClock
-from loadtests.sim.profile import load_profile
+from loadtests.sim.profile import Profile, load_profile
 from loadtests.sim.replica import EngineKind, Replica, build_replica
 from loadtests.sim.server import ReplicaServer, bind, make_server, wait_started
 
@@ -30,6 +33,9 @@ class GroupConfig(BaseModel):
     served_model: str
     replicas: int = Field(default=1, ge=1)
     base_port: int = Field(ge=0, le=65535)
+    # Serving flags over the profile's defaults (None: the profile's).
+    max_num_seqs: int | None = Field(default=None, ge=1)
+    max_model_len: int | None = Field(default=None, ge=2)
 
 
 class FleetConfig(BaseModel):
@@ -46,10 +52,21 @@ def load_fleet(path: str | Path) -> FleetConfig:
         return FleetConfig.model_validate(yaml.safe_load(fh))
 
 
+def group_profile(group: GroupConfig) -> Profile:
+    """The group's profile with its serving flags applied."""
+    profile = load_profile(group.profile)
+    flags = {
+        k: v
+        for k, v in (("max_num_seqs", group.max_num_seqs), ("max_model_len", group.max_model_len))
+        if v is not None
+    }
+    return Profile.model_validate({**profile.model_dump(), **flags}) if flags else profile
+
+
 def build_replicas(config: FleetConfig, clock: Clock) -> Iterator[tuple[Replica, int]]:
     """Every replica of the fleet with its port (``base_port + i``; 0 stays 0 = any)."""
     for group in config.groups:
-        profile = load_profile(group.profile)
+        profile = group_profile(group)
         for i in range(group.replicas):
             replica = build_replica(
                 profile,

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from loadgen_fake_upstream import FakeConfig
+from loadgen_fake_upstream import FakeConfig, serve
 
 from loadtests.loadgen.client import ClientConfig, LoadClient, Target
 from loadtests.loadgen.request import PlannedRequest
@@ -109,3 +109,20 @@ async def test_direct_mode_round_robin_rewrites_model(fake_url: str) -> None:
     finally:
         await client.aclose()
     assert [r.status for r in records] == [200, 429, 200, 429]
+
+
+async def test_first_token_timeout_bounds_the_wait_not_the_stream() -> None:
+    # First token after 50 ms, then 40 tokens 20 ms apart: 0.85 s in all.
+    with serve(FakeConfig(ttft_s=0.05, itl_s=0.02)) as url:
+        patient = LoadClient(ClientConfig(targets=[Target(url)], first_token_timeout_s=0.5))
+        hasty = LoadClient(ClientConfig(targets=[Target(url)], first_token_timeout_s=0.01))
+        try:
+            served = await patient.send(_request(0, 0.0, max_tokens=40))
+            gave_up = await hasty.send(_request(1, 0.0, max_tokens=40))
+        finally:
+            await patient.aclose()
+            await hasty.aclose()
+    assert served.ok
+    assert served.e2e_s is not None
+    assert served.e2e_s > 0.5  # the stream outlived the first-token limit
+    assert (gave_up.error, gave_up.ttft_s) == ("timeout", None)

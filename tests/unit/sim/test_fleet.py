@@ -9,7 +9,7 @@ import pydantic
 import pytest
 
 from loadtests.sim.__main__ import parse_args
-from loadtests.sim.fleet import FleetConfig, load_fleet, serve_fleet
+from loadtests.sim.fleet import FleetConfig, GroupConfig, group_profile, load_fleet, serve_fleet
 from loadtests.sim.profile import available_profiles, load_profile
 
 DEMO = Path(__file__).parents[3] / "loadtests" / "sim" / "fleets" / "demo.yaml"
@@ -68,3 +68,30 @@ async def test_serve_fleet_prints_replicas_and_serves_until_cancelled() -> None:
             assert (await client.get(line.split()[-1] + "/health")).status_code == 200
     task.cancel()
     await asyncio.wait({task})
+
+
+@pytest.mark.parametrize(
+    ("flags", "seqs", "length"),
+    [({}, 128, 4096), ({"max_num_seqs": 4}, 4, 4096),
+     ({"max_num_seqs": 4, "max_model_len": 16384}, 4, 16384)],
+)  # fmt: skip
+def test_group_serving_flags_override_the_profile(
+    flags: dict[str, int], seqs: int, length: int
+) -> None:
+    group = GroupConfig(name="g", profile="gemma-3-270m-vllm-cpu", served_model="m",
+                        base_port=0, **flags)  # fmt: skip
+    profile = group_profile(group)
+    assert (profile.max_num_seqs, profile.max_model_len) == (seqs, length)
+    assert profile.step_time == load_profile("gemma-3-270m-vllm-cpu").step_time
+
+
+@pytest.mark.parametrize("flags", [{"max_num_seqs": 0}, {"max_model_len": 1}])
+def test_group_serving_flags_are_validated(flags: dict[str, int]) -> None:
+    with pytest.raises(pydantic.ValidationError):
+        GroupConfig(name="g", profile="p", served_model="m", base_port=0, **flags)
+
+
+def test_the_slo_fleet_is_two_four_slot_engines() -> None:
+    config = load_fleet(DEMO.with_name("slo.yaml"))
+    (group,) = config.groups
+    assert (group.replicas, group_profile(group).max_num_seqs) == (2, 4)

@@ -1,0 +1,7 @@
+"""``python -m loadtests.slo``: see ``loadtests.slo.cli``."""
+
+import sys
+
+from loadtests.slo.cli import main
+
+sys.exit(main())

@@ -1,0 +1,71 @@
+"""The benchmark's report: ``<name>.md`` (per scenario a table, then the targets' verdicts)
+and ``<name>.json`` (every row and the run's metadata). ``render`` is pure.
+
+Parameters: ``sections`` (per scenario: its title, notes and rows, in run order), ``meta``
+(command, dates, machine load, capacity, versions), ``notes`` (each target's configuration).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loadtests.slo.checks import check_targets
+from loadtests.slo.tables import scenario_table, verdicts_table
+
+COLUMNS_HELP = (
+    "Columns: goodput = share of the requests sent that were served with their first token "
+    "within their objective (2 s; 2 s + 1 s per 1,000 prompt tokens beyond 2,000); vs direct = "
+    "that goodput over direct round-robin's on the same arrivals; admitted TTFT = served "
+    "requests' time to first token at the client; p99 TTFT / objective = 99th percentile of "
+    "each served request's TTFT over its own objective (<= 1: within); shed = share refused "
+    "(429/503); shed beyond excess = shed minus max(0, 1 - 1/multiple), the share that must go "
+    "at that load; client timeouts = requests the client gave up on (no first token within "
+    "the client timeout); refusal p99 = "
+    "send-to-answer time of refusals at the client; answered in time = served or refused within "
+    "objective + 1 s; Retry-After retries served = of the refusals that advised a delay, the "
+    "share whose one retry after that delay was served (steady scenario only: those clients "
+    "honour Retry-After); predictor error = p50 / p90 of the gateway's "
+    "gateway_ttft_prediction_error_seconds after the run (n/a: the gateway does not export it)."
+)
+
+
+@dataclass
+class Section:
+    scenario: str
+    title: str
+    notes: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _meta_lines(meta: Mapping[str, Any]) -> list[str]:
+    return [f"- {key}: {value}" for key, value in meta.items()]
+
+
+def render(sections: Sequence[Section], meta: Mapping[str, Any],
+           notes: Mapping[str, str]) -> str:  # fmt: skip
+    rows = [r for s in sections for r in s.rows]
+    lines = ["# SLO benchmark (issue 18)", "", *_meta_lines(meta), "", "Targets:", ""]
+    lines += [f"- `{name}`: {text}" for name, text in notes.items()]
+    lines += ["", "## Targets of the issue", "", verdicts_table(check_targets(rows)), ""]
+    for s in sections:
+        lines += [f"## {s.title}", ""]
+        lines += [f"- {n}" for n in s.notes]
+        lines += ["", scenario_table(s.rows) if s.rows else "(no rows)", ""]
+    lines += [COLUMNS_HELP, ""]
+    return "\n".join(lines)
+
+
+def write(folder: Path, name: str, sections: Sequence[Section], meta: Mapping[str, Any],
+          notes: Mapping[str, str]) -> Path:  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    text = render(sections, meta, notes)
+    path = folder / f"{name}.md"
+    path.write_text(text)
+    data = {"meta": dict(meta), "targets": dict(notes),
+            "sections": [s.__dict__ for s in sections]}  # fmt: skip
+    (folder / f"{name}.json").write_text(json.dumps(data, indent=1, default=str) + "\n")
+    return path

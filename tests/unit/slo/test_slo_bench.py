@@ -1,0 +1,73 @@
+"""The benchmark's gateway policies are valid for the gateway's own loader; mode sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gateway.policy.loader import load_policy_text
+from loadtests.peers.fleets import rename_model, shift_fleet
+from loadtests.sim.fleet import load_fleet
+from loadtests.slo.bench import SERVED_MODEL, default_policy, overload_policy, peer_setup
+from loadtests.slo.cli import _parser, _resolve
+from loadtests.slo.program import FULL, QUICK
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _fleet():  # type: ignore[no-untyped-def]
+    fleet = shift_fleet(load_fleet(ROOT / "loadtests/sim/fleets/slo.yaml"), 10000)
+    fleet, _ = rename_model(fleet, default_policy(fleet), SERVED_MODEL)
+    return fleet
+
+
+def test_default_policy_has_backends_and_models_only() -> None:
+    policy = default_policy(_fleet())
+    assert set(policy) == {"backends", "models"}
+    assert [b["url"] for b in policy["backends"]] == ["http://127.0.0.1:19651",
+                                                      "http://127.0.0.1:19652"]  # fmt: skip
+    assert all(set(b) == {"name", "url", "engine", "model", "pool"} for b in policy["backends"])
+    compiled = load_policy_text(yaml.safe_dump(policy))
+    assert compiled is not None
+    assert policy["models"] == {SERVED_MODEL: {"pool": "slo"}}
+
+
+def test_overload_policy_moves_backends_onto_the_fleet() -> None:
+    source = yaml.safe_load((ROOT / "policies/bench-overload.yaml").read_text())
+    policy = overload_policy(source, _fleet())
+    assert [b["url"] for b in policy["backends"]] == ["http://127.0.0.1:19651",
+                                                      "http://127.0.0.1:19652"]  # fmt: skip
+    assert [b["name"] for b in policy["backends"]] == [b["name"] for b in source["backends"]]
+    assert {b["model"] for b in policy["backends"]} == {SERVED_MODEL}
+    assert policy["pools"] == source["pools"]
+    assert policy["models"][SERVED_MODEL] == {"pool": source["backends"][0]["pool"]}
+    load_policy_text(yaml.safe_dump(policy))
+
+
+def test_overload_policy_needs_one_backend_per_replica() -> None:
+    source = {"backends": [{"name": "a", "url": "http://x:1", "pool": "p", "model": "m"}]}
+    with pytest.raises(ValueError, match="1 backends, the fleet 2"):
+        overload_policy(source, _fleet())
+
+
+def test_nginx_cap_is_the_peer_setup() -> None:
+    assert "limit_conn 13 (429 beyond)" in peer_setup(13).notes()["nginx"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "bursty_s", "cold", "timeout"),
+    [
+        ([], FULL.bursty_s, FULL.cold_requests, FULL.client_timeout_s),
+        (["--quick"], QUICK.bursty_s, QUICK.cold_requests, QUICK.client_timeout_s),
+        (["--quick", "--cold-requests", "300"], QUICK.bursty_s, 300, QUICK.client_timeout_s),
+        (["--bursty-duration", "5", "--client-timeout", "60"], 5.0, FULL.cold_requests, 60.0),
+    ],
+)
+def test_explicit_flags_win_over_the_mode(
+    argv: list[str], bursty_s: float, cold: int, timeout: float
+) -> None:
+    sizes = _resolve(_parser().parse_args(argv))
+    assert (sizes.bursty_s, sizes.cold_requests, sizes.client_timeout_s) == (bursty_s, cold,
+                                                                             timeout)  # fmt: skip
