@@ -11,7 +11,8 @@ from pathlib import Path
 
 from prometheus_client import Gauge
 
-from gateway.admission.controller import PROBE, PoolAdmission
+from gateway.admission.controller import PoolAdmission
+from gateway.admission.decision import PROBE
 from gateway.admission.gate import LeaseGate
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
@@ -189,6 +190,7 @@ class Gateway:
                     metrics=self.metrics,
                     backend_load=partial(self._pool_load, name),
                     backend_ttft=partial(self._best_ttft, name),
+                    engine_slots=partial(self._engine_slots, name),
                     leases=self.lease_gates(name) if self.lease_gates else None,
                 )
             self._watch_admission(fresh[name])
@@ -207,15 +209,27 @@ class Gateway:
         waiting = sum(s.load.waiting for s in states)
         return waiting, sum(s.load.kv_usage for s in states) / len(states)
 
+    def _engine_slots(self, pool: str) -> int | None:
+        """What the pool's routable replicas take at once (``BackendState.dispatch_cap``);
+        None with none routable, so the dispatch stage says why nothing can serve."""
+        states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
+        caps = [s.dispatch_cap for s in states if s.routable]
+        return sum(caps) if caps else None
+
     def _best_ttft(self, pool: str, prompt_tokens: float) -> float | None:
         """The lowest predicted TTFT among the pool's routable replicas (those with a free
-        slot first), for a prompt that misses the prefix cache as often as the replica's
-        recent traffic did."""
+        slot; with none, as the next slot frees), for a prompt that misses the prefix cache
+        as often as the replica's recent traffic did."""
         states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
         routable = [s for s in states if s.routable]
-        free = [s for s in routable if s.has_capacity] or routable
+        free = [s for s in routable if s.has_capacity]
         return min(
-            (s.predict_ttft(prompt_tokens * (1.0 - (s.prefix_hit_rate or 0.0))) for s in free),
+            (
+                s.predict_ttft(
+                    prompt_tokens * (1.0 - (s.prefix_hit_rate or 0.0)), at_next_slot=not free
+                )
+                for s in free or routable
+            ),
             default=None,
         )
 
@@ -241,6 +255,7 @@ class Gateway:
         gauge.set(1 if state.health is Health.HEALTHY else 0)
         admission = self.admissions.get(state.spec.pool)
         if admission is not None:
+            admission.dispatch()  # a replica more: its slots go to waiters
             admission.recheck()  # a replica fewer (or more): every waiter's prediction moved
         # Read at scrape time: the breaker moves from open to half-open by the clock alone.
         self.metrics.breaker_state.labels(state.name).set_function(

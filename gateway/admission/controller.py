@@ -37,6 +37,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gateway.admission.decision import PROBE, AdmissionRequest, Decision, Prediction
 from gateway.admission.gate import LeaseGate
 from gateway.admission.hold import HoldTimes
 from gateway.admission.ladder import Ladder, Signals, step_of, verdict
@@ -52,50 +53,13 @@ from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import PoolSpec
 
 
-@dataclass(frozen=True, slots=True)
-class AdmissionRequest:
-    priority: Priority
-    lane: Lane
-    cost: float  # estimated work: prompt plus output tokens
-    deadline: float | None  # absolute, on the admission clock
-    degradable: bool  # the gateway chose the pool (model: auto), so it may choose another
-    prompt_tokens: float = 0.0  # what prefill pacing and the TTFT prediction count
-    arrival: float | None = None  # when the client sent it (the objective counts from here)
-
-
-# A standard short request with no work of its own: what "the pool's wait now" means.
-PROBE = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Prediction:
-    wait_s: float  # for a slot in the gateway's queue
-    backend_s: float  # from dispatch to first token, on the best replica now
-
-    @property
-    def ttft_s(self) -> float:
-        return self.wait_s + self.backend_s
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    prediction: Prediction
-    objective_s: float | None = None
-    refuse: str | None = None  # the reason, when refused
-    degrade_to: str | None = None  # the ladder's degrade step
-
-    @property
-    def unmeetable(self) -> bool:
-        """Refused only because the objective cannot be met (another pool might)."""
-        return self.refuse == "objective_unmeetable"
-
-
 @dataclass(slots=True)
 class _Waiter:
     granted: asyncio.Future[str | None]
     prefill: float
     request: AdmissionRequest
     client_deadline: float | None
+    expected_s: float  # uncalibrated wait when it joined (``HoldTimes.expected_s``)
 
 
 class PoolAdmission:
@@ -107,6 +71,7 @@ class PoolAdmission:
         metrics: GatewayMetrics,
         backend_load: Callable[[], tuple[float, float]],
         backend_ttft: Callable[[float], float | None] = lambda tokens: None,
+        engine_slots: Callable[[], int | None] = lambda: None,
         leases: LeaseGate | None = None,
     ) -> None:
         self.pool = pool
@@ -115,6 +80,7 @@ class PoolAdmission:
         self._metrics = metrics
         self._backend_load = backend_load  # (summed waiting, mean KV usage) of the pool
         self._backend_ttft = backend_ttft  # best replica's predicted TTFT for a prompt size
+        self._engine_slots = engine_slots  # what the replicas run at once, when known
         self.limit = build_limit(self.settings.limit, pool.capacity)
         self.queue = AdmissionQueue(long_lane_share=self.settings.long_lane_share)
         self.hold = HoldTimes()
@@ -143,7 +109,7 @@ class PoolAdmission:
         backend = self._backend_ttft(request.prompt_tokens) or 0.0
         if self._has_free_slot():
             return Prediction(0.0, backend)
-        ahead = self.queue.count_ahead(request.priority, request.lane)
+        ahead = self.queue.count_ahead(request.priority, request.lane) + self._overdrawn()
         return Prediction(self.hold.wait_s(ahead, self.slots()), backend)
 
     def objective_s(self, request: AdmissionRequest) -> float | None:
@@ -170,7 +136,7 @@ class PoolAdmission:
     def refusal(self, request: AdmissionRequest, decision: Decision) -> GatewayError:
         """The error a refused decision becomes (counted as shed)."""
         assert decision.refuse is not None
-        return self._refused(request, decision.refuse, decision.prediction.ttft_s)
+        return self._refused(request, decision.refuse, decision.prediction)
 
     # the slot
 
@@ -192,7 +158,7 @@ class PoolAdmission:
             cost=request.cost,
             deadline=self._give_up_at(request, decision, start),
             enqueued_at=start,
-            payload=_Waiter(granted, tokens, request, request.deadline),
+            payload=_Waiter(granted, tokens, request, request.deadline, self._expected(request)),
         )
         self.queue.push(ticket)
         self.pump.kick()
@@ -203,6 +169,7 @@ class PoolAdmission:
             self._leave(ticket, granted)
             raise
         queued = self._clock() - start
+        self.hold.on_wait(queued, _waiter(ticket).expected_s)
         self._metrics.queue_wait.labels(self.pool.name).observe(queued)
         return self._permit(request, queued, granted.result())
 
@@ -237,11 +204,14 @@ class PoolAdmission:
         """Refuse, at once, every waiter that can no longer be dispatched in time."""
         if not self.queue:
             return
-        now, slots, position = self._clock(), self.slots(), 0
+        now, slots, position = self._clock(), self.slots(), self._overdrawn()
         for ticket in self.queue.ordered():
             if ticket.deadline is not None and ticket.priority is not Priority.CRITICAL:
                 wait = self.hold.wait_s(position, slots)
                 if now + wait > ticket.deadline:
+                    # Its whole wait would have been what it waited plus what is still ahead.
+                    total = now - ticket.enqueued_at + self.hold.expected_s(position, slots)
+                    self.hold.on_wait(total, _waiter(ticket).expected_s)
                     self._refuse_waiter(ticket, wait)
                     continue
             position += 1
@@ -250,7 +220,19 @@ class PoolAdmission:
 
     def slots(self) -> int:
         limit = self.limit.limit
+        engines = self._engine_slots()
+        if engines is not None:
+            limit = min(limit, engines)
         return limit if self.leases is None else min(limit, self.leases.cap(limit))
+
+    def _expected(self, request: AdmissionRequest) -> float:
+        ahead = self.queue.count_ahead(request.priority, request.lane) + self._overdrawn()
+        return self.hold.expected_s(ahead, self.slots())
+
+    def _overdrawn(self) -> int:
+        """In flight beyond the slots (sent before the engines' batch limit was learned, or
+        slots that went with a replica): each must finish before a waiter's turn."""
+        return max(0, self.inflight - self.slots())
 
     def _has_free_slot(self) -> bool:
         free = self.inflight < self.slots() and not self.queue and self.prefill.has_room()
@@ -299,8 +281,14 @@ class PoolAdmission:
             if granted.done() and not granted.cancelled():
                 granted.result()  # decided just as time ran out: a slot, or a refusal
                 return
-            wait = self.hold.wait_s(self.queue.ordered().index(ticket), self.slots())
-            raise self._refused(_waiter(ticket).request, self._late_reason(ticket), wait) from None
+            waiter = _waiter(ticket)
+            self.hold.on_wait(self._clock() - ticket.enqueued_at, waiter.expected_s)
+            position = self.queue.ordered().index(ticket) + self._overdrawn()
+            wait = self.hold.wait_s(position, self.slots())
+            request = _waiter(ticket).request
+            raise self._refused(
+                request, self._late_reason(ticket), self._after(request, wait)
+            ) from None
 
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
         if granted.done() and not granted.cancelled() and granted.exception() is None:
@@ -314,7 +302,7 @@ class PoolAdmission:
     def dispatch(self) -> None:
         if self.leases is not None:
             return  # the pump dispatches, once the lease is back
-        while self.inflight < self.limit.limit and self.prefill.has_room():
+        while self.inflight < self.slots() and self.prefill.has_room():
             if not self.grant(None):
                 return
 
@@ -333,7 +321,8 @@ class PoolAdmission:
         waiter = _waiter(ticket)
         self.queue.remove(ticket)
         if not waiter.granted.done():
-            error = self._refused(waiter.request, self._late_reason(ticket), wait)
+            prediction = self._after(waiter.request, wait)
+            error = self._refused(waiter.request, self._late_reason(ticket), prediction)
             waiter.granted.set_exception(error)
 
     def _late_reason(self, ticket: Ticket) -> str:
@@ -371,9 +360,16 @@ class PoolAdmission:
         signals = Signals(len(self.queue), wait, waiting, kv)
         self.step = self.ladder.step(signals, self.step)
 
-    def _refused(self, request: AdmissionRequest, reason: str, ttft_s: float) -> GatewayError:
+    def _after(self, request: AdmissionRequest, wait_s: float) -> Prediction:
+        """A waiter's prediction: its remaining wait, then the best replica's TTFT."""
+        return Prediction(wait_s, self._backend_ttft(request.prompt_tokens) or 0.0)
+
+    def _refused(
+        self, request: AdmissionRequest, reason: str, prediction: Prediction
+    ) -> GatewayError:
         name, priority = self.pool.name, request.priority.name.lower()
         self._metrics.shed.labels(name, reason, priority).inc()
+        ttft_s = prediction.ttft_s
         retry = retry_after_s(ttft_s)
         self._metrics.retry_after.labels(name).observe(retry)
         return ServiceUnavailable(
@@ -381,6 +377,11 @@ class PoolAdmission:
             f"predicted time to first token {ttft_s:.1f}s.",
             code=reason,
             retry_after_s=retry,
+            headers={
+                # What the refusal was decided on: the wait for a slot, then the replica.
+                "x-gateway-predicted-wait-ms": f"{prediction.wait_s * 1000:.0f}",
+                "x-gateway-predicted-ttft-ms": f"{ttft_s * 1000:.0f}",
+            },
         )
 
 

@@ -14,9 +14,21 @@ after ``position + 1`` releases; with releases spread evenly over a hold time, a
 seconds. (A pool whose requests stop finishing is caught by the waiters' own give-up times,
 in ``controller.py``, not by this estimate.)
 
+Calibration: releases do not come evenly (a few long generations hold slots while short ones
+churn), so the even-spread wait is low about as often as it is high, and a waiter admitted
+on it would often be refused later, after waiting. ``wait_s`` is therefore the even-spread
+wait times the 90th percentile of observed / even-spread wait over past waiters, tracked
+online with the stochastic quantile update (as in ``backends/ttft.py``)
+
+    q <- q + eta * (0.9 - [observed / expected < q]),    q >= 1,
+
+so most waiters admitted on the prediction get their slot in time and a refusal comes at
+arrival instead.
+
 Parameters
     ``prior_s``  hold time assumed before any release, seconds (> 0).
     ``alpha``    weight of each new release in the mean, in (0, 1].
+    ``eta``      step of the calibration quantile per observed wait.
 """
 
 from __future__ import annotations
@@ -27,15 +39,17 @@ import math
 class HoldTimes:
     """Mean slot hold time of one pool. Not thread-safe."""
 
-    __slots__ = ("_alpha", "_mean", "releases")
+    __slots__ = ("_alpha", "_eta", "_mean", "ratio_p90", "releases")
 
-    def __init__(self, *, prior_s: float = 5.0, alpha: float = 0.2) -> None:
+    def __init__(self, *, prior_s: float = 5.0, alpha: float = 0.2, eta: float = 0.05) -> None:
         if not (math.isfinite(prior_s) and prior_s > 0.0):
             raise ValueError(f"prior_s must be a positive number, got {prior_s}")
         if not 0.0 < alpha <= 1.0:
             raise ValueError(f"alpha must be in (0, 1], got {alpha}")
         self._mean = prior_s
         self._alpha = alpha
+        self._eta = eta
+        self.ratio_p90 = 1.0  # observed / even-spread wait, 90th percentile (at least 1)
         self.releases = 0
 
     @property
@@ -50,8 +64,21 @@ class HoldTimes:
         self._mean += weight * (held_s - self._mean)
         self.releases += 1
 
-    def wait_s(self, position: float, slots: int) -> float:
-        """Seconds until the request at ``position`` gets one of ``slots`` busy slots."""
+    def expected_s(self, position: float, slots: int) -> float:
+        """Seconds until the request at ``position`` gets one of ``slots`` busy slots, were
+        releases spread evenly (uncalibrated)."""
         if slots <= 0:
             return math.inf
         return (position + 1) * self._mean / slots
+
+    def wait_s(self, position: float, slots: int) -> float:
+        """The calibrated wait: exceeded by about one waiter in ten."""
+        return self.expected_s(position, slots) * self.ratio_p90
+
+    def on_wait(self, observed_s: float, expected_s: float) -> None:
+        """A waiter got its slot (or gave up) after ``observed_s``; ``expected_s`` was its
+        uncalibrated wait when it joined the queue."""
+        if not (math.isfinite(observed_s) and math.isfinite(expected_s)) or expected_s <= 0.0:
+            return
+        below = observed_s / expected_s < self.ratio_p90
+        self.ratio_p90 = max(1.0, self.ratio_p90 + self._eta * (0.9 - (1.0 if below else 0.0)))

@@ -5,6 +5,9 @@ read concurrently, as requests reach the backend (``probe.py``); a backend whose
 cannot be read keeps its last load (it is still a backend: health decides whether it serves),
 and why is logged when the reason appears or changes. The prefix-cache hit rate and
 speculative-decoding acceptance are the counters' ratios between two successive reads.
+A read that shows requests waiting while the KV cache has room (below ``KV_ROOM``) tells
+that the engine runs at most the most sequences it was seen running: from then on the
+gateway sends it no more than that at once (``BackendState.dispatch_cap``).
 Separate from health probes because routing wants fresher load than liveness needs.
 """
 
@@ -21,6 +24,8 @@ from gateway.policy.compile import CompiledPolicy
 from gateway.upstream import ConnectionPool
 
 log = logging.getLogger(__name__)
+
+KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 
 
 class LoadWatcher:
@@ -76,3 +81,6 @@ def fold_load(state: BackendState, load: Load) -> None:
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
     state.slots_seen = max(state.slots_seen, load.running)
+    # Waiting with KV room to spare: the engine's batch size, not its memory, holds them back.
+    if load.waiting > 0 and load.running > 0 and load.kv_usage < KV_ROOM:
+        state.batch_full_seen = True

@@ -41,6 +41,9 @@ class BackendState:
     # Sent here and not yet at their first token (prefill ahead of a new request).
     pending: int = 0
     slots_seen: float = 0.0  # the most sequences the engine reported running at once
+    # The engine was seen with requests waiting while its KV cache had room: it runs no more
+    # than ``slots_seen`` at once, so more sent there only queue where nobody can watch them.
+    batch_full_seen: bool = False
     pending_tokens: float = 0.0
     ttft_model: TtftModel = field(default_factory=TtftModel)
 
@@ -55,12 +58,29 @@ class BackendState:
         )
 
     def _queued_in_engine(self) -> float:
-        beyond = self.inflight - self.slots_seen if self.slots_seen > 0 else 0.0
+        beyond = max(0.0, self.inflight - self.slots_seen) if self.slots_seen > 0 else 0.0
+        if self.batch_full_seen:
+            # Capped at its batch: a scraped queue is our own from before the cap (stale by
+            # up to a scrape interval), so only what is in flight beyond the batch counts.
+            return beyond
         return max(beyond, self.load.waiting)
 
-    def predict_ttft(self, uncached_tokens: float) -> float:
-        """Calibrated (``TtftModel.upper``): what admission decides on."""
-        return self.ttft_model.upper(self.ttft_features(uncached_tokens))
+    def next_slot_features(self, uncached_tokens: float) -> TtftFeatures:
+        """What a request meets when sent as the next slot frees (it waits in the gateway
+        until then): every other slot decoding, nothing else in prefill or queued."""
+        busy = float(max(0, min(self.inflight, self.dispatch_cap) - 1))
+        queued = 0.0 if self.batch_full_seen else self.load.waiting
+        return TtftFeatures(uncached_tokens, 0.0, 0.0, busy, queued)
+
+    def predict_ttft(self, uncached_tokens: float, *, at_next_slot: bool = False) -> float:
+        """Calibrated (``TtftModel.upper``): what admission decides on; ``at_next_slot``:
+        for a request that waits for a slot here first."""
+        features = (
+            self.next_slot_features(uncached_tokens)
+            if at_next_slot
+            else self.ttft_features(uncached_tokens)
+        )
+        return self.ttft_model.upper(features)
 
     def observe_ttft(self, seconds: float, alpha: float) -> None:
         """Fold one TTFT into the exponentially weighted moving average."""
@@ -81,8 +101,16 @@ class BackendState:
         return self.health is Health.HEALTHY and self.breaker.state is not BreakerState.OPEN
 
     @property
+    def dispatch_cap(self) -> int:
+        """The most requests the gateway sends here at once: ``max_inflight``, or fewer once
+        the engine's batch limit is known, so the excess waits in the gateway's queue (where
+        admission predicts, re-checks and refuses it in time) instead of the engine's."""
+        learned = int(self.slots_seen) if self.batch_full_seen else 0
+        return min(self.spec.max_inflight, learned) if learned > 0 else self.spec.max_inflight
+
+    @property
     def has_capacity(self) -> bool:
-        return self.inflight < self.spec.max_inflight
+        return self.inflight < self.dispatch_cap
 
 
 class BackendRegistry:

@@ -17,7 +17,8 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from gateway.admission.controller import AdmissionRequest, Decision, PoolAdmission
+from gateway.admission.controller import PoolAdmission
+from gateway.admission.decision import AdmissionRequest, Decision
 from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane
 from gateway.classify.messages import expected_output_tokens, prompt_chars

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prometheus_client import CollectorRegistry
 
 from gateway.admission.controller import PoolAdmission
@@ -23,9 +25,11 @@ def pool_admission(
     clock: Clock,
     admission: str = "{}",
     backend_s: float | None = None,
+    engine_slots: Callable[[], int | None] = lambda: None,
 ) -> PoolAdmission:
     """``slots`` slots (the backend's max_inflight); ``backend_s``: the replica's predicted
-    TTFT (None: no prediction, as with no routable replica)."""
+    TTFT (None: no prediction, as with no routable replica); ``engine_slots``: what the
+    replicas were learned to run at once, read at each decision (None: not known)."""
     policy = load_policy_text(
         f"""
 backends:
@@ -42,4 +46,5 @@ pools:
         metrics=GatewayMetrics(CollectorRegistry()),
         backend_load=lambda: (0.0, 0.0),
         backend_ttft=lambda tokens: backend_s,
+        engine_slots=engine_slots,
     )

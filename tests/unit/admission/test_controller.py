@@ -7,7 +7,8 @@ import asyncio
 import pytest
 from prometheus_client import CollectorRegistry
 
-from gateway.admission.controller import AdmissionRequest, PoolAdmission
+from gateway.admission.controller import PoolAdmission
+from gateway.admission.decision import AdmissionRequest
 from gateway.admission.queue import Lane, Priority
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics

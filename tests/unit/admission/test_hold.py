@@ -46,3 +46,26 @@ def test_nonsense_hold_times_are_ignored(held: float) -> None:
 def test_bad_parameters(prior: float, alpha: float) -> None:
     with pytest.raises(ValueError, match="must be"):
         HoldTimes(prior_s=prior, alpha=alpha)
+
+
+# (observed / expected waits, in order) -> the calibration factor after them
+CALIBRATION: dict[str, tuple[list[tuple[float, float]], float]] = {
+    "nothing observed: the even-spread wait": ([], 1.0),
+    "waits as expected or shorter: never below 1": ([(1.0, 2.0)] * 30, 1.0),
+    "one long wait: up by eta x 0.9": ([(3.0, 1.0)], 1.045),
+    "then shorter ones bring it down by eta x 0.1 each": ([(3.0, 1.0), (0.5, 1.0)], 1.04),
+    "a systematic 2x under-prediction is learned": ([(2.0, 1.0)] * 40, 2.0),
+    "nonsense is ignored": ([(float("nan"), 1.0), (1.0, 0.0), (float("inf"), 1.0)], 1.0),
+}
+
+
+@pytest.mark.parametrize(("waits", "factor"), CALIBRATION.values(), ids=CALIBRATION.keys())
+def test_the_wait_is_calibrated_to_its_90th_percentile(
+    waits: list[tuple[float, float]], factor: float
+) -> None:
+    hold = HoldTimes(prior_s=4.0, eta=0.05)
+    for observed, expected in waits:
+        hold.on_wait(observed, expected)
+    assert hold.ratio_p90 == pytest.approx(factor, abs=0.05 if factor == 2.0 else 1e-9)
+    assert hold.wait_s(1, 4) == pytest.approx(hold.expected_s(1, 4) * hold.ratio_p90)
+    assert hold.expected_s(1, 4) == pytest.approx(2.0)  # uncalibrated: (1 + 1) x 4 / 4

@@ -10,7 +10,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from gateway.admission.controller import AdmissionRequest, Permit, PoolAdmission
+from gateway.admission.controller import Permit, PoolAdmission
+from gateway.admission.decision import AdmissionRequest
 from gateway.admission.queue import Lane, Priority
 from gateway.metrics import GatewayMetrics
 from gateway.policy import load_policy_text

@@ -9,7 +9,8 @@ import asyncio
 import pytest
 from prometheus_client import CollectorRegistry
 
-from gateway.admission.controller import AdmissionRequest, Permit, PoolAdmission
+from gateway.admission.controller import Permit, PoolAdmission
+from gateway.admission.decision import AdmissionRequest
 from gateway.admission.prefill import PrefillBudget
 from gateway.admission.queue import Lane, Priority
 from gateway.metrics import GatewayMetrics

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gateway.admission.controller import AdmissionRequest, PoolAdmission
+from gateway.admission.controller import PoolAdmission
+from gateway.admission.decision import AdmissionRequest
 from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane, Priority
 from gateway.errors import GatewayError
@@ -263,3 +264,51 @@ async def test_retry_after_is_the_predicted_time_not_a_constant(
     error = pool.refusal(request, decision)
     assert error.response_headers()["retry-after"] == retry_after
     burst.cancel()
+
+
+@pytest.mark.parametrize(
+    ("max_inflight", "engine_slots", "slots"),
+    [(64, None, 64), (64, 8, 8), (4, 8, 4)],  # the smaller of the hard limit and the engines
+)
+async def test_the_gateway_queues_beyond_what_the_engines_run(
+    max_inflight: int, engine_slots: int | None, slots: int
+) -> None:
+    clock = Clock()
+    pool = pool_admission(
+        slots=max_inflight, clock=clock, backend_s=0.1, engine_slots=lambda: engine_slots
+    )
+    burst = Burst(pool)
+    for _ in range(slots + 1):
+        burst.send(_req(clock))
+    await _settle()
+    assert (len(burst.granted()), burst.waiting()) == (slots, 1)
+    burst.cancel()
+
+
+async def test_requests_sent_before_the_engines_were_known_stand_ahead_of_waiters() -> None:
+    clock = Clock()
+    learned: list[int | None] = [None]
+    pool = pool_admission(slots=64, clock=clock, backend_s=0.1, engine_slots=lambda: learned[0])
+    burst = Burst(pool)
+    for _ in range(6):
+        burst.send(_req(clock))
+    await _settle()
+    learned[0] = 4  # the engines turn out to run 4: two of the six queue inside them
+    _release_all(burst.granted()[:1], clock, 1.0)  # one finishes after 1 s: hold time 1 s
+    # 5 in flight on 4 slots: a new request waits for 2 releases, not 1.
+    prediction = pool.predict(_req(clock))
+    assert prediction.wait_s == pytest.approx(2 * 1.0 / 4)
+    burst.cancel()
+
+
+async def test_a_refusal_says_what_it_was_decided_on() -> None:
+    clock = Clock()
+    pool = _pool(1, clock, backend_s=2.5)
+    request = _req(clock)
+    decision = pool.check(request)
+    error = pool.refusal(request, decision)
+    assert decision.refuse == "objective_unmeetable"
+    headers = error.response_headers()
+    assert headers["x-gateway-predicted-wait-ms"] == "0"
+    assert headers["x-gateway-predicted-ttft-ms"] == "2500"
+    assert headers["retry-after"] == "3"

@@ -186,3 +186,67 @@ def test_the_engine_queue_feature(
     state.inflight, state.slots_seen = inflight, slots_seen
     state.load = Load(waiting=scraped_waiting)
     assert state.ttft_features(100.0).engine_waiting == queued
+
+
+# (scraped reads in order, max_inflight) -> the dispatch cap after them
+CAPS: dict[str, tuple[list[Load], int, int]] = {
+    "never read: max_inflight": ([], 64, 64),
+    "running, nobody waiting: not full yet": ([Load(running=3)], 64, 64),
+    "waiting with KV room: its batch is full": ([Load(running=4, waiting=2)], 64, 4),
+    "the most it ran counts, not the last": (
+        [Load(running=6), Load(running=3, waiting=1)],
+        64,
+        6,
+    ),
+    "waiting because KV is full: not the batch": (
+        [Load(running=2, waiting=5, kv_usage=0.95)],
+        64,
+        64,
+    ),
+    "max_inflight stays the hard limit": ([Load(running=8, waiting=1)], 5, 5),
+    "a queue but nothing running (starting up)": ([Load(running=0, waiting=3)], 64, 64),
+}
+
+
+@pytest.mark.parametrize(("reads", "max_inflight", "cap"), CAPS.values(), ids=CAPS.keys())
+def test_the_dispatch_cap_is_learned_from_a_full_batch(
+    reads: list[Load], max_inflight: int, cap: int
+) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry(BEFORE.replace("max_inflight: 4", f"max_inflight: {max_inflight}"))
+    for load in reads:
+        fold_load(state, load)
+    assert state.dispatch_cap == cap
+    state.inflight = cap - 1
+    assert state.has_capacity
+    state.inflight = cap
+    assert not state.has_capacity
+
+
+def test_once_capped_a_stale_scraped_queue_is_not_the_engines_queue() -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry()
+    fold_load(state, Load(running=4, waiting=3))  # our own overflow, before the cap
+    state.inflight = 4
+    assert state.ttft_features(100.0).engine_waiting == 0.0
+    state.inflight = 6  # sent before the cap was known: two queue inside
+    assert state.ttft_features(100.0).engine_waiting == 2.0
+
+
+def test_a_request_waiting_for_a_slot_is_predicted_at_the_next_free_one() -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry()
+    fold_load(state, Load(running=4, waiting=1))
+    state.inflight, state.pending, state.pending_tokens = 4, 2, 3000.0
+    now = state.ttft_features(500.0)
+    later = state.next_slot_features(500.0)
+    assert (now.pending, now.decoding) == (2.0, 2.0)
+    assert (later.pending, later.pending_tokens, later.decoding, later.engine_waiting) == (
+        0.0,
+        0.0,
+        3.0,
+        0.0,
+    )
