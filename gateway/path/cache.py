@@ -5,9 +5,10 @@ as JSON or replayed as an event stream. A miss returns the capture that stores t
 once the proxy has relayed it whole. Every response says ``x-gateway-cache``: ``miss``,
 ``exact``, ``semantic`` or ``bypass`` (cache off, request not deterministic, or the client's
 ``x-gateway-cache: bypass``; every endpoint but chat and completions). With
-``classify.model`` or ``classify.knn`` on, an auto-routed request also gets here the
-embedding the learned difficulty model reads (and its kNN vote), the same vector the cache
-lookup made when it made one: one embedding per request.
+``cache.semantic.verify.sample`` set, a share of semantic hits is also asked of the backend
+in the background (``verify.py``). With ``classify.model`` or ``classify.knn`` on, an
+auto-routed request also gets here the embedding the learned difficulty model reads (and its
+kNN vote), the same vector the cache lookup made when it made one: one embedding per request.
 
 A hit counts as a finished request like any other (``gateway_requests_total`` and the TTFT
 and duration histograms, with pool and backend ``none`` and its cache label). The time spent
@@ -21,6 +22,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from starlette.responses import Response
@@ -38,6 +40,7 @@ from gateway.embedding import Vectors
 from gateway.metric_labels import NO_BACKEND, NO_POOL
 from gateway.path.context import RequestContext
 from gateway.path.plan import classify
+from gateway.path.verify import backend_answer
 from gateway.request import PROMPT_ENDPOINTS
 from gateway.runtime import Gateway
 
@@ -121,6 +124,7 @@ async def _lookup(
     if lookup.entry is None:
         capture = cache.capture(lookup, request.endpoint)
         return Cached(ctx, capture=capture, vector=lookup.vector)
+    cache.verify(lookup, partial(backend_answer, gateway, ctx))  # sampled; in the background
     return Cached(ctx, response=_answer(gateway, ctx, lookup, headers, watch))
 
 
