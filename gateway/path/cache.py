@@ -65,9 +65,14 @@ async def cache_stage(
     ctx, vector = await _routing_vector(gateway, cached)
     if vector is None:
         return replace(cached, ctx=ctx)
+    return replace(cached, ctx=_routed(gateway, ctx, vector))
+
+
+def _routed(gateway: Gateway, ctx: RequestContext, vector: Vectors) -> RequestContext:
+    """The context with what the difficulty routing reads of the question's embedding."""
+    knn, learned = gateway.caches.knn, ctx.policy.classify.model is not None
     vote = knn.vote(vector) if knn is not None else None
-    routed = replace(ctx, difficulty_vote=vote, query_vector=vector if learned else None)
-    return replace(cached, ctx=routed)
+    return replace(ctx, difficulty_vote=vote, query_vector=vector if learned else None)
 
 
 async def _routing_vector(
@@ -124,8 +129,16 @@ async def _lookup(
     if lookup.entry is None:
         capture = cache.capture(lookup, request.endpoint)
         return Cached(ctx, capture=capture, vector=lookup.vector)
-    cache.verify(lookup, partial(backend_answer, gateway, ctx))  # sampled; in the background
+    cache.verify(lookup, partial(_verification, gateway, ctx, lookup))  # sampled; background
     return Cached(ctx, response=_answer(gateway, ctx, lookup, headers, watch))
+
+
+async def _verification(gateway: Gateway, ctx: RequestContext, lookup: Lookup) -> dict[str, Any]:
+    """The backend's answer to a sampled hit's request, routed as its miss would be."""
+    route = ctx.policy.models[ctx.request.model]
+    if route.auto and lookup.vector is not None:
+        ctx = _routed(gateway, ctx, lookup.vector)
+    return await backend_answer(gateway, ctx)
 
 
 def _scope_headers(ctx: RequestContext) -> dict[str, str]:

@@ -52,6 +52,7 @@ def _verification_of(gateway: Gateway, ctx: RequestContext) -> RequestContext:
         marks=StageMarks(),
         cache=VERIFY,
         deadline=None,
+        embed_s=0.0,
     )
 
 

@@ -37,14 +37,19 @@ OTHER = "Passwords cannot be changed here; ask your administrator for a new acco
 
 @contextmanager
 def _gateway(
-    sample: float, config: FakeConfig, log: FakeLog, monkeypatch: pytest.MonkeyPatch
+    sample: float,
+    config: FakeConfig,
+    log: FakeLog,
+    monkeypatch: pytest.MonkeyPatch,
+    inflight: int = 32,
 ) -> Iterator[tuple[Served, Gateway, openai.OpenAI]]:
     monkeypatch.setenv(UPSTREAM_ENV, BACKEND_KEY)
     # embed_timeout_s: the model is a real process's work on a busy machine.
     semantic = f"{{embed_timeout_s: 60, verify: {{sample: {sample}}}}}"
     extra = f"cache:\n  enabled: true\n  semantic: {semantic}\n"
-    policy = single_pool("URL", extra=extra).replace(
-        "    max_inflight: 32", f"    max_inflight: 32\n    api_key_env: {UPSTREAM_ENV}"
+    policy = single_pool("URL", extra=extra, inflight=inflight).replace(
+        f"    max_inflight: {inflight}",
+        f"    max_inflight: {inflight}\n    api_key_env: {UPSTREAM_ENV}",
     )
     with serve(build_fake(config, log)) as upstream:
         app = build_app(load_policy_text(policy.replace("URL", upstream)))
@@ -125,3 +130,30 @@ def test_with_sampling_off_a_hit_reaches_no_backend(monkeypatch: pytest.MonkeyPa
         assert len(log.bodies) == 1
         metrics = httpx.get(served.url + "/metrics").text
     assert "gateway_cache_verifications_total{" not in metrics
+
+
+def test_a_busy_pool_skips_the_verification(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verification never waits for a slot: with the pool's only one taken, the hit is
+    served and not verified."""
+    config, log = _config(), FakeLog()
+    with _gateway(1.0, config, log, monkeypatch, inflight=1) as (served, gateway, sdk):
+        assert _ask(sdk, ASKED) == ("miss", ANSWER)
+        _settle(served, gateway)
+        log.arrived.clear()
+        hang = {
+            "model": "fast",
+            "messages": [{"role": "user", "content": "hang"}],
+            "stream": True,
+            "fake": {"hang_after_headers": True},
+        }
+        with (
+            httpx.Client(base_url=served.url, timeout=30) as client,
+            client.stream("POST", "/v1/chat/completions", json=hang),
+        ):
+            assert log.arrived.wait(10)  # it holds the pool's only slot
+            assert _ask(sdk, PARAPHRASE) == ("semantic", ANSWER)
+            _settle(served, gateway)
+            metrics = httpx.get(served.url + "/metrics").text
+        assert len(log.bodies) == 2  # the first question and the hanging request only
+    assert 'gateway_cache_verifications_total{outcome="skipped"} 1.0' in metrics
+    assert 'gateway_cache_verifications_total{outcome="disagree"}' not in metrics
