@@ -7,7 +7,9 @@ Algorithm, on the text of the cached answer and of the backend's fresh one:
    disagree however close their wording;
 3. ``same_meaning``: the cosine of their embeddings (the cache's own embedder) is at least
    ``min_cosine``: the same answer worded differently;
-4. ``different``: otherwise, or when no embedding could be had (the model not loaded).
+4. ``different``: otherwise;
+5. ``undecided`` (``agree`` None): wordings differ, numbers agree and no embedding could be
+   had (the embedder closed or overloaded): no evidence either way.
 Pure: the embeddings' cosine is computed by the caller and passed in.
 """
 
@@ -20,7 +22,7 @@ from typing import Any, Literal
 
 from gateway.cache.guard import facts_of
 
-Reason = Literal["identical", "same_meaning", "numbers", "different"]
+Reason = Literal["identical", "same_meaning", "numbers", "different", "undecided"]
 
 _SPACE = re.compile(r"\s+")
 _EDGE_PUNCTUATION = " \t\n.,;:!?\"'`"
@@ -28,7 +30,7 @@ _EDGE_PUNCTUATION = " \t\n.,;:!?\"'`"
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    agree: bool
+    agree: bool | None  # None: cannot tell
     reason: Reason
     cosine: float | None = None
 
@@ -42,7 +44,9 @@ def compare_answers(cached: str, fresh: str, cosine: float | None, min_cosine: f
         return Comparison(True, "identical", cosine)
     if _numbers(cached) != _numbers(fresh):
         return Comparison(False, "numbers", cosine)
-    if cosine is not None and cosine >= min_cosine:
+    if cosine is None:
+        return Comparison(None, "undecided")
+    if cosine >= min_cosine:
         return Comparison(True, "same_meaning", cosine)
     return Comparison(False, "different", cosine)
 

@@ -12,7 +12,8 @@ a disagreement raises the entry's least cosine above the asked question's
 (``evidence.py``), and after ``max_disagreements`` the entry serves exact hits only.
 Outcomes are counted in ``gateway_cache_verifications_total{outcome}``: ``agree``,
 ``disagree``, ``skipped`` (no free verification or pool slot), ``failed`` (the backend's
-answer did not come or had no text). Tasks are cancelled when the cache closes.
+answer did not come or had no text, or no embedding was to be had to compare them: no
+evidence either way). Tasks are cancelled when the cache closes.
 """
 
 from __future__ import annotations
@@ -100,11 +101,16 @@ class Verifications:
             counted.labels(exc.outcome).inc()
             log.debug("cache: verification of entry %d %s: %s", entry.id, exc.outcome, exc)
             return
-        cached = answer_text(entry.answer)
-        if fresh is None or cached is None:
+        except Exception:
+            # A fault here must cost the verification, never the gateway.
             counted.labels("failed").inc()
+            log.exception("cache: verification of entry %d failed", entry.id)
             return
-        agreed = await self._agree(cached, fresh)
+        cached = answer_text(entry.answer)
+        agreed = None if fresh is None or cached is None else await self._agree(cached, fresh)
+        if agreed is None:
+            counted.labels("failed").inc()  # no text, or no embedding: no evidence
+            return
         counted.labels("agree" if agreed else "disagree").inc()
         settings = self._settings
 
@@ -124,7 +130,7 @@ class Verifications:
                 ", exact hits only" if exact_only else "",
             )
 
-    async def _agree(self, cached: str, fresh: str) -> bool:
+    async def _agree(self, cached: str, fresh: str) -> bool | None:
         cosine = None
         if normalised(cached) != normalised(fresh):
             vectors = await asyncio.gather(self._embed(cached), self._embed(fresh))

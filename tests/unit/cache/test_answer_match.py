@@ -22,12 +22,13 @@ from gateway.cache.answer_match import answer_text, compare_answers, normalised
          "different"),
         ("Open Settings, then Security.", "Go to Security in Settings.", 0.89, False,
          "different"),  # just under the bar
-        ("Open Settings, then Security.", "Go to Security in Settings.", None, False,
-         "different"),  # no embedding to be had: not evidence of agreement
+        ("Open Settings, then Security.", "Go to Security in Settings.", None, None,
+         "undecided"),  # no embedding to be had: no evidence either way
+        ("Take 5 mg.", "Take 10 mg.", None, False, "numbers"),  # told without embeddings
     ],
 )  # fmt: skip
 def test_compare_answers(
-    cached: str, fresh: str, cosine: float | None, agree: bool, reason: str
+    cached: str, fresh: str, cosine: float | None, agree: bool | None, reason: str
 ) -> None:
     got = compare_answers(cached, fresh, cosine, min_cosine=0.9)
     assert (got.agree, got.reason, got.cosine) == (agree, reason, cosine)

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from gateway.cache.entry import Entry
 from gateway.cache.evidence import Evidence
 from gateway.cache.memory import MemoryStore
 from gateway.cache.service import Lookup, ResponseCache
-from gateway.cache.verification import NoAnswer
+from gateway.cache.verification import NoAnswer, Verifications
 from gateway.embedding import EmbedderSettings, EmbedderSlot
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Cache, CacheVerify, SemanticCache
@@ -189,3 +190,39 @@ async def test_bounded_and_cancelled_on_close() -> None:
     assert cancelled.is_set()
     assert not cache.verify(hit, hanging)  # closed: nothing starts
     assert not cache.verifications._tasks
+
+
+@pytest.mark.parametrize(
+    ("fresh", "outcome", "evidence"),
+    [
+        ("Use the reset link.", "agree", Evidence(agree=1)),  # identical: no embedding needed
+        ("Take 10 steps.", "disagree", Evidence(disagree=1, min_cosine=0.91)),  # numbers
+        ("Open the settings page.", "failed", Evidence()),  # undecided without embeddings
+    ],
+)
+async def test_without_embeddings_only_certain_verdicts_count(
+    fresh: str, outcome: str, evidence: Evidence
+) -> None:
+    """An embedder that cannot answer (closed, overloaded) is no evidence of disagreement."""
+    metrics = GatewayMetrics(CollectorRegistry())
+    store = MemoryStore(ttl_s=60, max_entries=10, clock=lambda: 0.0)
+
+    async def no_embedding(text: str) -> None:
+        return None
+
+    hit = await _entry_in(store)
+    checks = Verifications(CacheVerify(sample=1.0), store, no_embedding, metrics)
+    assert checks.offer(hit, 0.9, _backend(_answer(fresh), []))
+    await checks.settle()
+    assert _count(metrics, outcome) == 1
+    stored = await store.get(hit.id)
+    assert stored is not None
+    assert stored.evidence.agree == evidence.agree
+    assert stored.evidence.disagree == evidence.disagree
+    assert stored.evidence.min_cosine == pytest.approx(evidence.min_cosine)
+
+
+async def _entry_in(store: MemoryStore) -> Entry:
+    entry = Entry(5, "x", "s", STORED, None, _answer("Use the reset link."), 4)
+    await store.put(entry)
+    return entry
