@@ -314,8 +314,21 @@ class GatewayMetrics:
         )
         self.cache_guard_refusals = counter(
             "gateway_cache_guard_refusals",
-            "Semantic candidates refused, by reason (a guard reason, or verifier)",
+            "Semantic candidates refused, by reason (a guard reason, verifier, or an entry's "
+            "own evidence: tightened | exact_only)",
             ["reason"],
+        )
+        self.cache_verifications = counter(
+            "gateway_cache_verifications",
+            "Sampled semantic hits also asked of the backend, by outcome "
+            "(agree | disagree | skipped | failed)",
+            ["outcome"],
+        )
+        self.cache_tightened = counter(
+            "gateway_cache_tightened",
+            "Entries whose threshold rose after a disagreeing verification, by step "
+            "(raised | exact_only)",
+            ["step"],
         )
         self.cache_lookup_seconds = histogram(
             "gateway_cache_lookup_seconds",

@@ -1,4 +1,8 @@
-"""A cached answer and the facts needed to find it again."""
+"""A cached answer, the facts needed to find it again, and what verification learnt of it.
+
+Serialised as JSON (the Redis store); ``evidence`` (``evidence.py``) is written with the
+entry and read as none from entries stored before it existed.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from gateway.cache.evidence import NONE, Evidence
 from gateway.embedding.encoder import Vectors
 
 
@@ -21,6 +26,7 @@ class Entry:
     vector: Vectors | None  # its embedding (None: exact-only entry)
     answer: dict[str, Any]  # a whole chat.completion / text_completion object
     completion_tokens: int | None
+    evidence: Evidence = NONE  # sampled verifications of its semantic hits
 
     def fits(self, max_tokens: int | None) -> bool:
         """Whether a live answer under ``max_tokens`` would have finished the same way."""
@@ -41,6 +47,7 @@ class Entry:
                 "vector": vector,
                 "answer": self.answer,
                 "completion_tokens": self.completion_tokens,
+                "evidence": self.evidence.to_dict(),
             }
         )
 
@@ -58,4 +65,5 @@ class Entry:
             vector=vector,
             answer=dict(data["answer"]),
             completion_tokens=data.get("completion_tokens"),
+            evidence=Evidence.from_dict(data.get("evidence")),
         )

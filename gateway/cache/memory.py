@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 
 from gateway.cache.entry import Entry
-from gateway.cache.store import IndexListener
+from gateway.cache.store import Change, IndexListener
 
 
 class MemoryStore:
@@ -59,6 +60,14 @@ class MemoryStore:
             self._listener.added(entry)
         while len(self._entries) > self._max:
             self._drop(next(iter(self._entries)))
+
+    async def update(self, entry_id: int, change: Change) -> Entry | None:
+        found = self._entries.get(entry_id)
+        if found is None or self._clock() >= found[1]:
+            return None  # an expired entry is dropped by the next read
+        entry = replace(found[0], evidence=change(found[0].evidence))
+        self._entries[entry_id] = (entry, found[1])  # same expiry, same place in the order
+        return entry
 
     def _drop(self, entry_id: int) -> None:
         found = self._entries.pop(entry_id, None)

@@ -7,7 +7,10 @@ the least recently used. Replicas learn of changes on the pub/sub channel ``p:ev
 ``+<replica>:<id>`` (added) and ``-<replica>:<id>`` (evicted); each replica applies the
 others' messages to its local index and its own at once. At start, and again after a lost
 connection, a replica rebuilds its index from a SCAN of ``p:e:*``. Entries that expired in
-Redis are dropped from an index when a lookup meets them.
+Redis are dropped from an index when a lookup meets them. An entry's evidence (sampled
+verifications, ``evidence.py``) lives in its JSON: ``update`` rewrites it under WATCH (an
+optimistic transaction, tried again when another replica changed the entry meanwhile) with
+KEEPTTL, so every replica's next read of the entry sees the tightened threshold.
 
 Failure: every command has ``timeout_s``; a failed or timed-out command is a miss (reads)
 or a dropped write, counted in ``gateway_cache_store_errors_total{op}``, never an error for
@@ -22,13 +25,14 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import redis.asyncio as redis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, WatchError
 
 from gateway.cache.entry import Entry
-from gateway.cache.store import IndexListener
+from gateway.cache.store import Change, IndexListener
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Cache as CacheSettings
 
@@ -36,6 +40,9 @@ log = logging.getLogger(__name__)
 
 _FAILURES = (RedisError, OSError, TimeoutError, ValueError)
 _SCAN_BATCH = 500
+# Each lost WATCH means another update of the entry went in meanwhile; losing this many in a
+# row takes as many verifications of one entry at once: the update is then dropped (counted).
+_UPDATE_TRIES = 16
 
 
 class RedisStore:
@@ -115,6 +122,30 @@ class RedisStore:
         if excess > 0:
             await self._evict(excess)
 
+    async def update(self, entry_id: int, change: Change) -> Entry | None:
+        key = f"{self._p}:e:{entry_id}"
+        for _ in range(_UPDATE_TRIES):
+            try:
+                updated: Entry | None = await self._try("update", self._update_once(key, change))
+                return updated
+            except WatchError:
+                continue  # changed meanwhile (another replica's verification): read again
+        self._metrics.cache_store_errors.labels("update").inc()
+        return None
+
+    async def _update_once(self, key: str, change: Change) -> Entry | None:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            await pipe.watch(key)
+            raw = await pipe.get(key)
+            if raw is None:
+                return None
+            entry = Entry.from_json(raw)
+            entry = replace(entry, evidence=change(entry.evidence))
+            pipe.multi()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+            pipe.set(key, entry.to_json(), keepttl=True, xx=True)
+            await pipe.execute()
+            return entry
+
     async def _evict(self, count: int) -> None:
         popped = await self._try("evict", self._redis.zpopmin(f"{self._p}:lru", count))
         if not popped:
@@ -192,6 +223,8 @@ class RedisStore:
     async def _try(self, op: str, call: Awaitable[Any]) -> Any:
         try:
             return await call
+        except WatchError:
+            raise  # not a failure: the caller reads again
         except _FAILURES as exc:
             self._metrics.cache_store_errors.labels(op).inc()
             log.debug("cache: Redis %s failed: %s", op, exc)

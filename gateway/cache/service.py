@@ -6,11 +6,14 @@ Lookup, for a request the eligibility rules accept:
    question (micro-batched, off the loop), take the ``candidates`` nearest cached questions
    of the same scope, and serve the best one the hit rule (``decision.py``: the verifier at
    ``max_false_hit_rate``, or cosine and guard for a policy that sets ``threshold``) accepts
-   and whose answer fits the request's token limit. The verifier's weights are read off the
+   and whose answer fits the request's token limit, unless the entry's own evidence
+   refuses it (``evidence.py``: a threshold raised by sampled verification, or exact-only).
+   The verifier's weights are read off the
    loop at start; until then (or if they cannot be read) the semantic cache only misses.
 The embedding computed here is kept with the miss and stored with the answer, so a request
 is embedded once. ``x-gateway-cache: bypass`` skips the cache both ways; ``refresh`` skips
-the lookup but stores the new answer over the old one.
+the lookup but stores the new answer over the old one. ``verify`` offers a semantic hit to
+sampled verification (``verification.py``), which runs in the background.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from gateway.cache.keys import RequestKeys, request_keys
 from gateway.cache.replay import estimate_completion
 from gateway.cache.semantic import IndexWorker
 from gateway.cache.store import CacheStore
+from gateway.cache.verification import Ask, Verifications
 from gateway.cache.verifier import load_verifier
 from gateway.embedding import BatcherClosed, EmbedderSlot, Vectors
 from gateway.metrics import GatewayMetrics
@@ -65,7 +69,9 @@ class ResponseCache:
         *,
         new_id: Callable[[], int] = lambda: secrets.randbits(62),
         clock: Callable[[], float] = time.monotonic,
+        draw: Callable[[], float] | None = None,
     ) -> None:
+        """``draw``: uniform numbers in [0, 1) that sample hits for verification."""
         self.settings = settings
         self.store = store
         self.embedder = embedder
@@ -76,6 +82,9 @@ class ResponseCache:
         self._tasks: set[asyncio.Task[None]] = set()
         semantic = settings.semantic
         self._rule: HitRule | None = None if semantic.uses_verifier else hit_rule(semantic, None)
+        self.verifications = Verifications(
+            semantic.verify, store, self._embed_text, metrics, draw=draw
+        )
 
     async def start(self) -> None:
         semantic = self.settings.semantic
@@ -89,6 +98,7 @@ class ResponseCache:
         await self.store.start(self.index)
 
     async def close(self) -> None:
+        await self.verifications.close()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -135,6 +145,13 @@ class ResponseCache:
                 return found
         return Lookup("miss", keys=keys, vector=vector, store=True)
 
+    def verify(self, lookup: Lookup, ask: Ask) -> bool:
+        """Offer a semantic hit to sampled verification (``ask`` puts its request to the
+        backend); never waits. True: a verification started."""
+        if lookup.status != "semantic" or lookup.entry is None or lookup.similarity is None:
+            return False
+        return self.verifications.offer(lookup.entry, lookup.similarity, ask)
+
     def capture(self, lookup: Lookup, endpoint: str) -> AnswerCapture | None:
         """A capture that stores the answer when the exchange ends well (None: store nothing)."""
         if not lookup.store or lookup.keys is None:
@@ -164,12 +181,23 @@ class ResponseCache:
             vector = None
         return vector, self._clock() - started
 
+    async def _embed_text(self, text: str) -> Vectors | None:
+        """An answer's embedding, for verification (None: the embedder is not there)."""
+        batcher = self.embedder.batcher if self.embedder is not None else None
+        if batcher is None:
+            return None
+        try:
+            return await batcher.embed(text)
+        except BatcherClosed:
+            return None
+
     async def _semantic(self, keys: RequestKeys, vector: Vectors) -> Lookup | None:
         rule = self._rule
         if rule is None:
             return None
         assert keys.query is not None
         asked = Question(keys.query, vector)
+        max_disagreements = self.settings.semantic.verify.max_disagreements
         found = await self.index.search(keys.scope, vector, self.settings.semantic.candidates)
         for entry_id, score in found:
             if score < rule.floor:
@@ -180,7 +208,9 @@ class ResponseCache:
                 continue
             if entry.scope != keys.scope or entry.query is None or entry.vector is None:
                 continue
-            reason = rule.refusal(asked, entry.query, entry.vector, score)
+            reason = entry.evidence.refusal(score, max_disagreements) or rule.refusal(
+                asked, entry.query, entry.vector, score
+            )
             if reason is not None:
                 self._metrics.cache_guard_refusals.labels(reason).inc()
                 continue
@@ -209,7 +239,8 @@ class ResponseCache:
         task.add_done_callback(self._tasks.discard)
 
     async def settle(self) -> None:
-        """Wait for pending writes (tests and benchmarks)."""
+        """Wait for pending writes and verifications (tests and benchmarks)."""
+        await self.verifications.settle()
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         await self.index.settle()

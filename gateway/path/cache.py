@@ -5,9 +5,10 @@ as JSON or replayed as an event stream. A miss returns the capture that stores t
 once the proxy has relayed it whole. Every response says ``x-gateway-cache``: ``miss``,
 ``exact``, ``semantic`` or ``bypass`` (cache off, request not deterministic, or the client's
 ``x-gateway-cache: bypass``; every endpoint but chat and completions). With
-``classify.model`` or ``classify.knn`` on, an auto-routed request also gets here the
-embedding the learned difficulty model reads (and its kNN vote), the same vector the cache
-lookup made when it made one: one embedding per request.
+``cache.semantic.verify.sample`` set, a share of semantic hits is also asked of the backend
+in the background (``verify.py``). With ``classify.model`` or ``classify.knn`` on, an
+auto-routed request also gets here the embedding the learned difficulty model reads (and its
+kNN vote), the same vector the cache lookup made when it made one: one embedding per request.
 
 A hit counts as a finished request like any other (``gateway_requests_total`` and the TTFT
 and duration histograms, with pool and backend ``none`` and its cache label). The time spent
@@ -21,6 +22,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from starlette.responses import Response
@@ -38,6 +40,7 @@ from gateway.embedding import Vectors
 from gateway.metric_labels import NO_BACKEND, NO_POOL
 from gateway.path.context import RequestContext
 from gateway.path.plan import classify
+from gateway.path.verify import backend_answer
 from gateway.request import PROMPT_ENDPOINTS
 from gateway.runtime import Gateway
 
@@ -62,9 +65,14 @@ async def cache_stage(
     ctx, vector = await _routing_vector(gateway, cached)
     if vector is None:
         return replace(cached, ctx=ctx)
+    return replace(cached, ctx=_routed(gateway, ctx, vector))
+
+
+def _routed(gateway: Gateway, ctx: RequestContext, vector: Vectors) -> RequestContext:
+    """The context with what the difficulty routing reads of the question's embedding."""
+    knn, learned = gateway.caches.knn, ctx.policy.classify.model is not None
     vote = knn.vote(vector) if knn is not None else None
-    routed = replace(ctx, difficulty_vote=vote, query_vector=vector if learned else None)
-    return replace(cached, ctx=routed)
+    return replace(ctx, difficulty_vote=vote, query_vector=vector if learned else None)
 
 
 async def _routing_vector(
@@ -121,7 +129,16 @@ async def _lookup(
     if lookup.entry is None:
         capture = cache.capture(lookup, request.endpoint)
         return Cached(ctx, capture=capture, vector=lookup.vector)
+    cache.verify(lookup, partial(_verification, gateway, ctx, lookup))  # sampled; background
     return Cached(ctx, response=_answer(gateway, ctx, lookup, headers, watch))
+
+
+async def _verification(gateway: Gateway, ctx: RequestContext, lookup: Lookup) -> dict[str, Any]:
+    """The backend's answer to a sampled hit's request, routed as its miss would be."""
+    route = ctx.policy.models[ctx.request.model]
+    if route.auto and lookup.vector is not None:
+        ctx = _routed(gateway, ctx, lookup.vector)
+    return await backend_answer(gateway, ctx)
 
 
 def _scope_headers(ctx: RequestContext) -> dict[str, str]:

@@ -3,12 +3,14 @@
 An internal request is a sheddable, non-streaming chat request: it passes the pool's
 admission (so it never pushes a busy pool over its limit and is the first to be shed), then
 the dispatcher (replica choice, retries, fallback, breaker, lease accounting), and its answer
-is read whole. Its public model name is ``INTERNAL_MODEL``, which is how its requests show in
+is read whole (``read_whole``, which the sampled verification of cache hits shares). Its
+public model name is ``INTERNAL_MODEL``, which is how its requests show in
 ``gateway_requests_total``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -21,7 +23,7 @@ from gateway.admission.queue import Priority
 from gateway.errors import InternalError
 from gateway.path.admit import admission_request
 from gateway.path.context import Plan, RequestContext
-from gateway.path.dispatch import Dispatcher
+from gateway.path.dispatch import Dispatcher, Opened
 from gateway.path.lease import Outcome, Phase
 from gateway.policy.compile import CompiledPolicy
 from gateway.request import ParsedRequest
@@ -80,17 +82,29 @@ class InternalCompletion:
         except BaseException:
             permit.release(latency_s=None, dropped=False)
             raise
-        outcome = Outcome.client_gone(Phase.NON_STREAMING)  # unless read or failed below
-        try:
+        return _message_text(await read_whole(opened, gateway.clock))
+
+
+async def read_whole(opened: Opened, clock: Callable[[], float]) -> bytes:
+    """The whole body of an opened non-streaming exchange, read within what is left of the
+    pool's ``total_s``; the lease is finished here, however the read ends."""
+    lease = opened.lease
+    outcome = Outcome.client_gone(Phase.NON_STREAMING)  # unless read or failed below
+    left = lease.plan.pool.timeouts.total_s - (clock() - lease.ctx.arrival)
+    try:
+        async with asyncio.timeout(max(0.0, left)):
             raw = await opened.response.read(_MAX_ANSWER)
-            outcome = Outcome(200, first_token_at=gateway.clock())
-        except UpstreamIOError as exc:
-            outcome = Outcome(502, error_kind="upstream_protocol")
-            raise InternalError(f"internal request failed: {exc}") from None
-        finally:
-            opened.response.close()
-            opened.lease.finish(outcome)
-        return _message_text(raw)
+        outcome = Outcome(200, first_token_at=clock())
+    except UpstreamIOError as exc:
+        outcome = Outcome(502, error_kind="upstream_protocol")
+        raise InternalError(f"internal request failed: {exc}") from None
+    except TimeoutError:
+        outcome = Outcome(504, error_kind="total_timeout")
+        raise InternalError("internal request: no whole answer in time") from None
+    finally:
+        opened.response.close()
+        lease.finish(outcome)
+    return raw
 
 
 def _message_text(raw: bytes) -> str:

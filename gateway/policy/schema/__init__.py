@@ -15,7 +15,7 @@ from pydantic import Field
 from gateway.policy.schema._base import Name, PositiveSeconds, _Strict
 from gateway.policy.schema.auth import Auth, KeyHash, RateLimit, Tenant
 from gateway.policy.schema.backends import Backend, BackendTls, Engine, Health, Model
-from gateway.policy.schema.cache import Cache, CacheRedis, SemanticCache
+from gateway.policy.schema.cache import Cache, CacheRedis, CacheVerify, SemanticCache
 from gateway.policy.schema.pools import (
     Admission,
     Breaker,
@@ -79,6 +79,7 @@ __all__ = [
     "Breaker",
     "Cache",
     "CacheRedis",
+    "CacheVerify",
     "Classify",
     "Cluster",
     "Compression",

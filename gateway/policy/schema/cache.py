@@ -14,6 +14,46 @@ from gateway.policy.schema._base import PositiveSeconds, _Strict
 DEFAULT_MAX_FALSE_HIT_RATE = 0.1
 
 
+class CacheVerify(_Strict):
+    """Sampled verification of semantic hits: per-entry thresholds that tighten from
+    evidence (``gateway/cache/evidence.py``, ``verification.py``). Off by default."""
+
+    sample: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Share of semantic hits also sent to the backend in the background, "
+        "the two answers compared; 0 = off",
+    )
+    max_inflight: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Verifications at once; more sampled hits are skipped (as are those "
+        "meeting a pool with no free slot)",
+    )
+    answer_min_cosine: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="Least cosine of two answers' embeddings for them to agree (after "
+        "identical text and equal numbers)",
+    )
+    margin: float = Field(
+        default=0.01,
+        ge=0,
+        le=0.5,
+        description="A disagreeing entry's least cosine rises to the disagreeing "
+        "question's cosine plus this",
+    )
+    max_disagreements: int = Field(
+        default=2,
+        ge=1,
+        le=1000,
+        description="After this many disagreements an entry serves exact hits only",
+    )
+
+
 class SemanticCache(_Strict):
     """Answers for differently worded questions: embeddings, a per-scope index, a verifier.
 
@@ -64,6 +104,7 @@ class SemanticCache(_Strict):
         le=256,
         description="torch CPU threads; more than 1 stalls badly when the cores are busy",
     )
+    verify: CacheVerify = CacheVerify()
 
     @model_validator(mode="after")
     def _one_rule(self) -> Self:
