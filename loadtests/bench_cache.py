@@ -18,8 +18,8 @@ share of lookups whose nearest neighbour is the exact one (a flat search over th
 vectors), over the lookups near a stored vector and, for real vectors, over those whose
 exact nearest neighbour has a cosine of at least 0.6 (the verifier's floor).
 
-Verifier: the default hit rule's decision for one candidate (the asked question's text
-features made afresh each time, as for a lookup's first candidate), on every ordered pair
+Verifier: the default hit rule's decision for one candidate (both questions' text views
+made afresh each time, as for a lookup's first candidate), on every ordered pair
 of the FAQ questions with a vector at cosine 0.95, ``--lookups`` times; p50/p99 of the wall
 time and of the thread's CPU time (on shared cores the wall time's tail is other processes'
 time slices, the CPU time is the verifier's own).
