@@ -43,9 +43,6 @@ class IndexWorker:
         self._lock = threading.Lock()  # held by every write, and by a search on the loop
         # Each has one writer (the loop, the worker), so neither loses a count.
         self._asked = self._written = 0
-        # OpenMP's thread count is per thread: here for searches on the caller's (the
-        # loop's) thread, the initializer for the worker's.
-        faiss.omp_set_num_threads(1)
         self._pool = concurrent.futures.ThreadPoolExecutor(
             1,
             thread_name_prefix="cache-index",
@@ -69,6 +66,9 @@ class IndexWorker:
     async def search(self, scope: str, vector: Vectors, k: int) -> list[tuple[int, float]]:
         if self._written == self._asked and self._lock.acquire(blocking=False):
             try:
+                # OpenMP's thread count is per thread (0.1 us to set): the caller's here, the
+                # worker's by the pool's initializer.
+                faiss.omp_set_num_threads(1)
                 return self._search(scope, vector, k)
             finally:
                 self._lock.release()
