@@ -9,10 +9,13 @@ Algorithm: the policy picks one rule (``SemanticCache.uses_verifier``):
   when ``guard`` is on, without it when off);
 - cosine (a policy that sets ``threshold``): cosine at least ``threshold``, then the guard.
 A refusal is a reason (a guard reason, or ``"verifier"``); None serves the candidate.
+A cached question's view (its words and facts, half of a candidate's cost) is kept in a
+small LRU table, since the same popular entries come back as candidates lookup after lookup.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from gateway.cache.features import View, view_of
@@ -37,18 +40,37 @@ class Question:
         return self._view
 
 
+class Views:
+    """The views of the last ``size`` cached questions looked at (least recent out first)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._table: OrderedDict[str, View] = OrderedDict()
+
+    def __call__(self, text: str) -> View:
+        view = self._table.get(text)
+        if view is None:
+            view = self._table[text] = view_of(text)
+            if len(self._table) > self.size:
+                self._table.popitem(last=False)
+        else:
+            self._table.move_to_end(text)
+        return view
+
+
 @dataclass(frozen=True)
 class HitRule:
     guard: bool
     floor: float  # least cosine a candidate needs to be looked at
     verifier: Verifier | None = None
     threshold: float = 0.0  # on the verifier's probability
+    views: Views = field(default_factory=Views, compare=False, repr=False)
 
     def refusal(self, asked: Question, cached: str, vector: Vectors, cosine: float) -> str | None:
         """Why the answer cached for ``cached`` must not be served for ``asked`` (None: it may)."""
         if cosine < self.floor:
             return "cosine"
-        view = view_of(cached)
+        view = self.views(cached)
         if self.guard:
             reason = first_disagreement(view.facts, asked.view.facts)
             if reason is not None:

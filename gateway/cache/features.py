@@ -18,6 +18,9 @@ vector of
   whether the two multisets differ;
 - antonyms: a swapped word pair that is a known antonym (``antonyms.py``) or differs by a
   negating prefix (``un``, ``dis``, ``in``, ``im``, ``non``, ``de``);
+- word classes (``lexicon.py``): a place, person or product-variant word found in one text
+  only, and whether words were added on one side only (the other's are all matched:
+  "iPhone 15" against "iPhone 15 Pro");
 - the guard's facts (``guard.py``): one flag per kind of disagreement (negation, polarity,
   numbers, dates, units, capitalised entities).
 IDF comes with the verifier's weights (fitted on the QQP train split); a word it does not
@@ -38,6 +41,7 @@ import numpy.typing as npt
 
 from gateway.cache.antonyms import PAIRS
 from gateway.cache.guard import REASONS, Facts, disagreements, facts_of
+from gateway.cache.lexicon import CLASS_OF
 from gateway.embedding.encoder import Vectors
 
 _TOKEN = re.compile(r"[a-z0-9_]+(?:'[a-z]+)?")
@@ -70,6 +74,8 @@ FEATURES: tuple[str, ...] = (
     "symbols_present",
     "symbols_differ",
     "antonym_swap",
+    "class_word_unmatched",
+    "one_side_added",
     "length_ratio",
     *(f"guard_{reason}" for reason in REASONS),
     "embedding_l1",
@@ -169,6 +175,8 @@ def _text_features(a: View, b: View, cosine: float, idf: Idf) -> list[float]:
         float(bool(a.symbols or b.symbols)),
         float(a.symbols != b.symbols),
         float(antonym),
+        float(any(w in CLASS_OF for w in only_a | only_b)),
+        float(bool(only_a) != bool(only_b)),
         lengths[0] / lengths[1] if lengths[1] else 1.0,
         *(float(d) for d in disagreements(a.facts, b.facts)),
     ]

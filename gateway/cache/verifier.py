@@ -16,7 +16,7 @@ at least ``1 - max_false_hit_rate`` (so a local bump in the curve cannot pass); 
 starts where at least 100 calibration pairs are hits, below which a precision is noise.
 Weights, IDF table and curve ship as one ``.npz`` file (``verifier.npz``, made by
 ``python -m loadtests.fit_cache_verifier``). Per candidate: a few elementwise operations on
-the two vectors, the text features of two short texts, a (25 x 8) matrix-vector product.
+the two vectors, the text features of two short texts, a (27 x 16) matrix-vector product.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from loadtests.cache_quality.data import Pair
 @dataclass(frozen=True)
 class FitSettings:
     min_cosine: float = 0.6
-    units: int = 8
+    units: int = 16
     l2: float = 30.0
     iterations: int = 500
     seed: int = 0

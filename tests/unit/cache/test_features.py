@@ -50,6 +50,20 @@ def _features(a: str, b: str) -> dict[str, float]:
          "one_word_swapped", 1.0),
         ("what is the capital of austria", "what's austria's capital", "one_word_swapped", 0.0),
         ("who directed the godfather", "who directed goodfellas", "rare_unmatched", 1.0),
+        # word classes: a place, person or variant word in one text only
+        ("What is the population of New York city?", "What is the population of New York state?",
+         "class_word_unmatched", 1.0),
+        ("What dose of paracetamol for a baby?", "What dose of paracetamol for a toddler?",
+         "class_word_unmatched", 1.0),
+        ("How much is the iPhone 15?", "How much is the iPhone 15 Pro?",
+         "class_word_unmatched", 1.0),
+        ("How much is the iPhone 15?", "What does the iPhone 15 cost?",
+         "class_word_unmatched", 0.0),
+        # words added on one side only
+        ("How much is the iPhone 15?", "How much is the iPhone 15 Pro?", "one_side_added", 1.0),
+        ("What is the population of New York city?", "What is the population of New York state?",
+         "one_side_added", 0.0),
+        ("How do I reset my password?", "How do I reset my password?", "one_side_added", 0.0),
         # antonyms: listed, or a negating prefix
         ("What makes a strong password?", "What makes a weak password?", "antonym_swap", 1.0),
         ("Is this food healthy?", "Is this food unhealthy?", "antonym_swap", 1.0),

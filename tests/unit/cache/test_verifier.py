@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.cache.decision import HitRule, Question, hit_rule
+from gateway.cache.decision import HitRule, Question, Views, hit_rule
 from gateway.cache.features import FEATURES, Idf
 from gateway.cache.verifier import Curve, Verifier, load_verifier
 from gateway.policy.schema import SemanticCache
@@ -137,3 +137,16 @@ def test_a_weights_file_for_other_features_is_refused(tmp_path: Path) -> None:
     np.savez(path, **arrays)
     with pytest.raises(ValueError, match="refit"):
         load_verifier(path)
+
+
+def test_views_of_cached_questions_are_kept_least_recent_out_first() -> None:
+    views = Views(size=2)
+    first = views("How do I reset my password?")
+    assert views("How do I reset my password?") is first  # kept, not made again
+    policy = views("What is your return policy?")
+    views("How do I reset my password?")  # now the most recent
+    views("Where is my order?")  # evicts the return policy, the least recent
+    assert views("How do I reset my password?") is first
+    again = views("What is your return policy?")
+    assert again is not policy  # made again
+    assert again == policy
