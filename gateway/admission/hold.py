@@ -4,7 +4,9 @@ Algorithm: the mean time a request holds its slot (admission to release), an exp
 weighted mean over releases (``alpha`` per release, not per second: an idle pool keeps its
 estimate and never reads as stalled). Before the first release it is ``prior_s``, a
 conservative guess (a long generation), so a cold pool does not promise short waits it has
-never seen; releases replace it within a few requests.
+never seen. The first release replaces it; then the mean is a plain running mean of the
+releases until there are ``1 / alpha`` of them (weight ``max(alpha, 1 / n)`` for the n-th),
+so no single early release dominates it.
 
 With ``slots`` slots all busy, the request at ``position`` in the queue (0: next) gets a slot
 after ``position + 1`` releases; with releases spread evenly over a hold time, after about
@@ -59,8 +61,11 @@ class HoldTimes:
     def on_release(self, held_s: float) -> None:
         if not (math.isfinite(held_s) and held_s >= 0.0):
             return
-        # The first release replaces the prior outright: the prior is a guess, not a sample.
-        weight = 1.0 if self.releases == 0 else self._alpha
+        # The first release replaces the prior (a guess, not a sample); then a plain running
+        # mean until the EWMA's window is reached: the first releases of a burst are its
+        # quickest (short answers finish first), and the EWMA would keep the very first one
+        # at weight 1 - alpha, promising waits the long ones then break.
+        weight = max(self._alpha, 1.0 / (self.releases + 1))
         self._mean += weight * (held_s - self._mean)
         self.releases += 1
 

@@ -69,3 +69,10 @@ def test_the_wait_is_calibrated_to_its_90th_percentile(
     assert hold.ratio_p90 == pytest.approx(factor, abs=0.05 if factor == 2.0 else 1e-9)
     assert hold.wait_s(1, 4) == pytest.approx(hold.expected_s(1, 4) * hold.ratio_p90)
     assert hold.expected_s(1, 4) == pytest.approx(2.0)  # uncalibrated: (1 + 1) x 4 / 4
+
+
+def test_early_releases_are_a_running_mean_not_the_first_one_held_on_to() -> None:
+    hold = HoldTimes(prior_s=5.0, alpha=0.2)
+    for held in (0.5, 2.5, 3.0):  # a burst's quickest answer first, then the longer ones
+        hold.on_release(held)
+    assert hold.mean_s == pytest.approx(2.0)  # (0.5 + 2.5 + 3.0) / 3; the EWMA said 1.32
