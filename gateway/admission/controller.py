@@ -207,12 +207,11 @@ class PoolAdmission:
         now, slots, position = self._clock(), self.slots(), self._overdrawn()
         for ticket in self.queue.ordered():
             if ticket.deadline is not None and ticket.priority is not Priority.CRITICAL:
-                # Admitted on the calibrated (pessimistic) wait; dropped only when even the
-                # expected one is late: refusing it now frees nobody's slot, only its chance.
-                wait = self.hold.expected_s(position, slots)
+                wait = self.hold.wait_s(position, slots)
                 if now + wait > ticket.deadline:
                     # Its whole wait would have been what it waited plus what is still ahead.
-                    self.hold.on_wait(now - ticket.enqueued_at + wait, _waiter(ticket).expected_s)
+                    total = now - ticket.enqueued_at + self.hold.expected_s(position, slots)
+                    self.hold.on_wait(total, _waiter(ticket).expected_s)
                     self._refuse_waiter(ticket, wait)
                     continue
             position += 1

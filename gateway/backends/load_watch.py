@@ -7,9 +7,7 @@ and why is logged when the reason appears or changes. The prefix-cache hit rate 
 speculative-decoding acceptance are the counters' ratios between two successive reads.
 A read that shows requests waiting while the KV cache has room (below ``KV_ROOM``) tells
 that the engine runs at most the most sequences it was seen running: from then on the
-gateway sends it no more than that at once (``BackendState.dispatch_cap``). Until then, a
-backend sent more than it was ever seen running (``BackendState.overflowing``) is read again
-every ``OVERFLOW_TICK_S``, so the first burst learns the batch within a tick.
+gateway sends it no more than that at once (``BackendState.dispatch_cap``).
 Separate from health probes because routing wants fresher load than liveness needs.
 """
 
@@ -28,7 +26,6 @@ from gateway.upstream import ConnectionPool
 log = logging.getLogger(__name__)
 
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
-OVERFLOW_TICK_S = 0.05  # how soon an engine sent more than it was seen running is read
 
 
 class LoadWatcher:
@@ -44,22 +41,9 @@ class LoadWatcher:
         self.problems = ProblemLog(log, "metrics scrape")
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_all = loop.time()
         while True:
-            if loop.time() >= next_all:
-                await self.scrape_all()
-                next_all = loop.time() + self._policy().source.health.scrape_interval_s
-            else:
-                await self.scrape_overflowing()
-            await asyncio.sleep(max(0.0, min(OVERFLOW_TICK_S, next_all - loop.time())))
-
-    async def scrape_overflowing(self) -> None:
-        """Read at once the backends sent more than they were seen running: a burst that
-        fills an engine's batch is capped within a tick, not a scrape interval later."""
-        timeout_s = self._policy().source.health.timeout_s
-        wanted = [s for s in self._states() if s.routable and scrapes(s.spec.engine)]
-        await asyncio.gather(*(self._scrape(s, timeout_s) for s in wanted if s.overflowing))
+            await self.scrape_all()
+            await asyncio.sleep(self._policy().source.health.scrape_interval_s)
 
     async def scrape_all(self) -> None:
         timeout_s = self._policy().source.health.timeout_s

@@ -109,13 +109,6 @@ class BackendState:
         return min(self.spec.max_inflight, learned) if learned > 0 else self.spec.max_inflight
 
     @property
-    def overflowing(self) -> bool:
-        """More sent than it was ever seen running, its batch size not yet known: the next
-        read of its metrics may show that batch full (``load_watch.py`` reads it at once)."""
-        # Only an engine whose metrics were seen counting running sequences can tell.
-        return not self.batch_full_seen and 0 < self.slots_seen < self.inflight
-
-    @property
     def has_capacity(self) -> bool:
         return self.inflight < self.dispatch_cap
 

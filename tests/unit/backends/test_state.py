@@ -250,24 +250,3 @@ def test_a_request_waiting_for_a_slot_is_predicted_at_the_next_free_one() -> Non
         3.0,
         0.0,
     )
-
-
-@pytest.mark.parametrize(
-    ("reads", "inflight", "overflowing"),
-    [
-        ([Load(running=3)], 4, True),  # more sent than ever seen running: read it at once
-        ([Load(running=3)], 3, False),
-        ([], 4, False),  # metrics never counted running sequences: nothing to learn from
-        ([Load(running=3, waiting=1)], 5, False),  # its batch is known already
-    ],
-)
-def test_a_backend_sent_more_than_it_ran_is_read_again_at_once(
-    reads: list[Load], inflight: int, overflowing: bool
-) -> None:
-    from gateway.backends.load_watch import fold_load
-
-    _, state = _registry()
-    for load in reads:
-        fold_load(state, load)
-    state.inflight = inflight
-    assert state.overflowing is overflowing
