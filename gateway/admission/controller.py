@@ -284,11 +284,8 @@ class PoolAdmission:
             waiter = _waiter(ticket)
             self.hold.on_wait(self._clock() - ticket.enqueued_at, waiter.expected_s)
             position = self.queue.ordered().index(ticket) + self._overdrawn()
-            wait = self.hold.wait_s(position, self.slots())
-            request = _waiter(ticket).request
-            raise self._refused(
-                request, self._late_reason(ticket), self._after(request, wait)
-            ) from None
+            prediction = self._after(waiter.request, self.hold.wait_s(position, self.slots()))
+            raise self._refused(waiter.request, self._late_reason(ticket), prediction) from None
 
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
         if granted.done() and not granted.cancelled() and granted.exception() is None:
