@@ -202,8 +202,11 @@ class Gateway:
         for name, admission in self.admissions.items():
             admission.leases = gates(name)
 
+    def _states(self, pool: str) -> list[BackendState]:
+        return self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
+
     def _pool_load(self, pool: str) -> tuple[float, float]:
-        states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
+        states = self._states(pool)
         if not states:
             return 0.0, 0.0
         waiting = sum(s.load.waiting for s in states)
@@ -212,16 +215,14 @@ class Gateway:
     def _engine_slots(self, pool: str) -> int | None:
         """What the pool's routable replicas take at once (``BackendState.dispatch_cap``);
         None with none routable, so the dispatch stage says why nothing can serve."""
-        states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
-        caps = [s.dispatch_cap for s in states if s.routable]
+        caps = [s.dispatch_cap for s in self._states(pool) if s.routable]
         return sum(caps) if caps else None
 
     def _best_ttft(self, pool: str, prompt_tokens: float) -> float | None:
         """The lowest predicted TTFT among the pool's routable replicas (those with a free
         slot; with none, as the next slot frees), for a prompt that misses the prefix cache
         as often as the replica's recent traffic did."""
-        states = self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
-        routable = [s for s in states if s.routable]
+        routable = [s for s in self._states(pool) if s.routable]
         free = [s for s in routable if s.has_capacity]
         return min(
             (

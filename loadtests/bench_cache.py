@@ -45,7 +45,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from gateway.cache.decision import Question, Views, hit_rule
+from gateway.cache.decision import Question, hit_rule, views_table
 from gateway.cache.entry import Entry
 from gateway.cache.keys import request_keys
 from gateway.cache.memory import MemoryStore
@@ -207,7 +207,7 @@ def bench_verifier(lookups: int) -> None:
         noise = _unit(rng, 1)[0]
         noise -= float(noise @ va) * va
         vb = (0.95 * va + np.sqrt(1 - 0.95**2) * noise / np.linalg.norm(noise)).astype(np.float32)
-        rule = replace(rule, views=Views())  # the cached question's view is not kept either
+        rule = replace(rule, views=views_table())  # the cached question's view is not kept either
         t, c = time.perf_counter(), time.thread_time()
         reason = rule.refusal(Question(asked, vb), cached, va, float(vb @ va))
         times.append((time.perf_counter() - t) * 1000)

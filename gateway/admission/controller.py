@@ -107,10 +107,10 @@ class PoolAdmission:
 
     def predict(self, request: AdmissionRequest) -> Prediction:
         backend = self._backend_ttft(request.prompt_tokens) or 0.0
-        if self._has_free_slot():
+        slots = self.slots()
+        if self._has_free_slot(slots):
             return Prediction(0.0, backend)
-        ahead = self.queue.count_ahead(request.priority, request.lane) + self._overdrawn()
-        return Prediction(self.hold.wait_s(ahead, self.slots()), backend)
+        return Prediction(self.hold.wait_s(self._ahead(request, slots), slots), backend)
 
     def objective_s(self, request: AdmissionRequest) -> float | None:
         if self.objective is None or request.priority is Priority.CRITICAL:
@@ -144,7 +144,7 @@ class PoolAdmission:
         """A slot, at once or after a wait; raises the refusal when it cannot come in time."""
         start = self._clock()
         tokens = request.prompt_tokens
-        if self._has_free_slot():
+        if self._has_free_slot(self.slots()):
             self._claim(tokens)
             if self.leases is None:
                 return self._permit(request, 0.0)
@@ -204,7 +204,8 @@ class PoolAdmission:
         """Refuse, at once, every waiter that can no longer be dispatched in time."""
         if not self.queue:
             return
-        now, slots, position = self._clock(), self.slots(), self._overdrawn()
+        now, slots = self._clock(), self.slots()
+        position = self._overdrawn(slots)
         for ticket in self.queue.ordered():
             if ticket.deadline is not None and ticket.priority is not Priority.CRITICAL:
                 wait = self.hold.wait_s(position, slots)
@@ -226,16 +227,19 @@ class PoolAdmission:
         return limit if self.leases is None else min(limit, self.leases.cap(limit))
 
     def _expected(self, request: AdmissionRequest) -> float:
-        ahead = self.queue.count_ahead(request.priority, request.lane) + self._overdrawn()
-        return self.hold.expected_s(ahead, self.slots())
+        slots = self.slots()
+        return self.hold.expected_s(self._ahead(request, slots), slots)
 
-    def _overdrawn(self) -> int:
+    def _ahead(self, request: AdmissionRequest, slots: int) -> float:
+        return self.queue.count_ahead(request.priority, request.lane) + self._overdrawn(slots)
+
+    def _overdrawn(self, slots: int) -> int:
         """In flight beyond the slots (sent before the engines' batch limit was learned, or
         slots that went with a replica): each must finish before a waiter's turn."""
-        return max(0, self.inflight - self.slots())
+        return max(0, self.inflight - slots)
 
-    def _has_free_slot(self) -> bool:
-        free = self.inflight < self.slots() and not self.queue and self.prefill.has_room()
+    def _has_free_slot(self, slots: int) -> bool:
+        free = self.inflight < slots and not self.queue and self.prefill.has_room()
         return free and (self.leases is None or self.leases.may_try(self.limit.limit))
 
     def _claim(self, tokens: float) -> None:
@@ -283,8 +287,9 @@ class PoolAdmission:
                 return
             waiter = _waiter(ticket)
             self.hold.on_wait(self._clock() - ticket.enqueued_at, waiter.expected_s)
-            position = self.queue.ordered().index(ticket) + self._overdrawn()
-            prediction = self._after(waiter.request, self.hold.wait_s(position, self.slots()))
+            slots = self.slots()
+            position = self.queue.ordered().index(ticket) + self._overdrawn(slots)
+            prediction = self._after(waiter.request, self.hold.wait_s(position, slots))
             raise self._refused(waiter.request, self._late_reason(ticket), prediction) from None
 
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
@@ -299,7 +304,8 @@ class PoolAdmission:
     def dispatch(self) -> None:
         if self.leases is not None:
             return  # the pump dispatches, once the lease is back
-        while self.inflight < self.slots() and self.prefill.has_room():
+        slots = self.slots()  # granting changes who is in flight, not the engines' slots
+        while self.inflight < slots and self.prefill.has_room():
             if not self.grant(None):
                 return
 
@@ -328,7 +334,7 @@ class PoolAdmission:
         return "deadline_unmeetable" if binding else "objective_unmeetable"
 
     def _hard_cap(self, request: AdmissionRequest) -> str | None:
-        if self._has_free_slot():
+        if self._has_free_slot(self.slots()):
             return None
         if len(self.queue) >= self.settings.max_queue:
             return "queue_full"

@@ -59,18 +59,19 @@ class BackendState:
 
     def _queued_in_engine(self) -> float:
         beyond = max(0.0, self.inflight - self.slots_seen) if self.slots_seen > 0 else 0.0
-        if self.batch_full_seen:
-            # Capped at its batch: a scraped queue is our own from before the cap (stale by
-            # up to a scrape interval), so only what is in flight beyond the batch counts.
-            return beyond
-        return max(beyond, self.load.waiting)
+        return max(beyond, self._scraped_queue())
+
+    def _scraped_queue(self) -> float:
+        """Other clients' requests queued in the engine, as far as its metrics tell. Once
+        capped at its batch, a scraped queue is our own from before the cap (stale by up to a
+        scrape interval): only what is in flight beyond the batch counts then."""
+        return 0.0 if self.batch_full_seen else self.load.waiting
 
     def next_slot_features(self, uncached_tokens: float) -> TtftFeatures:
         """What a request meets when sent as the next slot frees (it waits in the gateway
         until then): every other slot decoding, nothing else in prefill or queued."""
         busy = float(max(0, min(self.inflight, self.dispatch_cap) - 1))
-        queued = 0.0 if self.batch_full_seen else self.load.waiting
-        return TtftFeatures(uncached_tokens, 0.0, 0.0, busy, queued)
+        return TtftFeatures(uncached_tokens, 0.0, 0.0, busy, self._scraped_queue())
 
     def predict_ttft(self, uncached_tokens: float, *, at_next_slot: bool = False) -> float:
         """Calibrated (``TtftModel.upper``): what admission decides on; ``at_next_slot``:

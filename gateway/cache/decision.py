@@ -15,8 +15,9 @@ small LRU table, since the same popular entries come back as candidates lookup a
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from gateway.cache.features import View, view_of
 from gateway.cache.guard import first_disagreement
@@ -40,22 +41,9 @@ class Question:
         return self._view
 
 
-class Views:
+def views_table(size: int = 4096) -> Callable[[str], View]:
     """The views of the last ``size`` cached questions looked at (least recent out first)."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self.size = size
-        self._table: OrderedDict[str, View] = OrderedDict()
-
-    def __call__(self, text: str) -> View:
-        view = self._table.get(text)
-        if view is None:
-            view = self._table[text] = view_of(text)
-            if len(self._table) > self.size:
-                self._table.popitem(last=False)
-        else:
-            self._table.move_to_end(text)
-        return view
+    return lru_cache(maxsize=size)(view_of)
 
 
 @dataclass(frozen=True)
@@ -64,7 +52,7 @@ class HitRule:
     floor: float  # least cosine a candidate needs to be looked at
     verifier: Verifier | None = None
     threshold: float = 0.0  # on the verifier's probability
-    views: Views = field(default_factory=Views, compare=False, repr=False)
+    views: Callable[[str], View] = field(default_factory=views_table, compare=False, repr=False)
 
     def refusal(self, asked: Question, cached: str, vector: Vectors, cosine: float) -> str | None:
         """Why the answer cached for ``cached`` must not be served for ``asked`` (None: it may)."""

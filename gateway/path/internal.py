@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import orjson
 
 from gateway.admission.controller import PoolAdmission
+from gateway.admission.permit import Permit
 from gateway.admission.queue import Priority
 from gateway.errors import InternalError
 from gateway.path.admit import admission_request
@@ -77,12 +78,19 @@ class InternalCompletion:
         permit = await admission.acquire(wanted, decision)
         # Measured from here: the gateway's overhead histogram should not see the queue wait.
         ctx = replace(ctx, arrival=gateway.clock())
-        try:
-            opened = await dispatcher.open(ctx, Plan(pool, "internal"), permit)
-        except BaseException:
-            permit.release(latency_s=None, dropped=False)
-            raise
+        opened = await open_with(dispatcher, ctx, Plan(pool, "internal"), permit)
         return _message_text(await read_whole(opened, gateway.clock))
+
+
+async def open_with(
+    dispatcher: Dispatcher, ctx: RequestContext, plan: Plan, permit: Permit
+) -> Opened:
+    """The exchange opened on ``permit``'s slot; the slot is given back if it cannot be."""
+    try:
+        return await dispatcher.open(ctx, plan, permit)
+    except BaseException:
+        permit.release(latency_s=None, dropped=False)  # idempotent
+        raise
 
 
 async def read_whole(opened: Opened, clock: Callable[[], float]) -> bytes:

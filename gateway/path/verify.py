@@ -23,7 +23,7 @@ from gateway.path.admit import admission_request
 from gateway.path.compress import compress_stage
 from gateway.path.context import RequestContext
 from gateway.path.events import json_object
-from gateway.path.internal import read_whole
+from gateway.path.internal import open_with, read_whole
 from gateway.path.plan import plan_pool
 from gateway.runtime import Gateway
 from gateway.tracing.marks import StageMarks
@@ -63,17 +63,13 @@ async def _ask(gateway: Gateway, ctx: RequestContext) -> dict[str, Any]:
     ctx, plan = compress_stage(ctx, plan_pool(ctx), gateway.summaries, gateway.metrics, {})
     admission = gateway.admissions[plan.pool.name]
     wanted = admission_request(ctx, admission.settings.long_prompt_tokens, degradable=False)
-    if admission.predict(wanted).wait_s > 0:
+    decision = admission.check(wanted)  # its prediction says whether a slot is free now
+    if decision.prediction.wait_s > 0:
         raise NoAnswer("skipped", f"no free slot in pool {plan.pool.name!r}")
-    decision = admission.check(wanted)
     if decision.refuse is not None or decision.degrade_to is not None:
         raise NoAnswer("skipped", f"pool {plan.pool.name!r} is shedding")
     permit = await admission.acquire(wanted, decision)
-    try:
-        opened = await dispatcher.open(ctx, plan, permit)
-    except BaseException:
-        permit.release(latency_s=None, dropped=False)  # idempotent
-        raise
+    opened = await open_with(dispatcher, ctx, plan, permit)
     raw = await read_whole(opened, gateway.clock)
     if opened.degraded:
         raise NoAnswer("failed", "answered by a fallback pool")

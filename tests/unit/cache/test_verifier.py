@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.cache.decision import HitRule, Question, Views, hit_rule
+from gateway.cache.decision import HitRule, Question, hit_rule, views_table
 from gateway.cache.features import FEATURES, Idf
 from gateway.cache.verifier import Curve, Verifier, load_verifier
 from gateway.policy.schema import SemanticCache
@@ -140,7 +140,7 @@ def test_a_weights_file_for_other_features_is_refused(tmp_path: Path) -> None:
 
 
 def test_views_of_cached_questions_are_kept_least_recent_out_first() -> None:
-    views = Views(size=2)
+    views = views_table(size=2)
     first = views("How do I reset my password?")
     assert views("How do I reset my password?") is first  # kept, not made again
     policy = views("What is your return policy?")
