@@ -21,7 +21,9 @@ queue (priority, then give-up time, then arrival; short and long lanes). A waite
 the latest time it can still be dispatched in time (its deadline, or arrival + objective -
 predicted replica TTFT) and gets a 503 then, not a timeout. Every waiter is checked again
 whenever the prediction changes (``recheck``: a release, a new waiter ahead, a backend going
-away): one whose predicted dispatch is past its give-up time is refused at once.
+away): one whose expected dispatch is past its give-up time is refused at once. (Admission
+decides on the calibrated, pessimistic wait and the re-check on the expected one: a waiter
+is not dropped on the same margin that let it in.)
 ``Permit.release`` frees the slot, feeds the limit algorithm the backend's latency and the
 hold-time estimate the slot's hold time.
 
@@ -208,11 +210,12 @@ class PoolAdmission:
         position = self._overdrawn(slots)
         for ticket in self.queue.ordered():
             if ticket.deadline is not None and ticket.priority is not Priority.CRITICAL:
-                wait = self.hold.wait_s(position, slots)
+                # Admitted on the calibrated (pessimistic) wait, dropped only when even the
+                # expected one is late: it has waited already, and a slot may well come in time.
+                wait = self.hold.expected_s(position, slots)
                 if now + wait > ticket.deadline:
                     # Its whole wait would have been what it waited plus what is still ahead.
-                    total = now - ticket.enqueued_at + self.hold.expected_s(position, slots)
-                    self.hold.on_wait(total, _waiter(ticket).expected_s)
+                    self.hold.on_wait(now - ticket.enqueued_at + wait, _waiter(ticket).expected_s)
                     self._refuse_waiter(ticket, wait)
                     continue
             position += 1

@@ -7,7 +7,9 @@ and why is logged when the reason appears or changes. The prefix-cache hit rate 
 speculative-decoding acceptance are the counters' ratios between two successive reads.
 A read that shows requests waiting while the KV cache has room (below ``KV_ROOM``) tells
 that the engine runs at most the most sequences it was seen running: from then on the
-gateway sends it no more than that at once (``BackendState.dispatch_cap``).
+gateway sends it no more than that at once (``BackendState.dispatch_cap``). Until then, a
+backend sent more than it was ever seen running (``BackendState.overflowing``) is read again
+every ``OVERFLOW_TICK_S``, so the first burst learns the batch within a tick.
 Separate from health probes because routing wants fresher load than liveness needs.
 """
 
@@ -26,6 +28,7 @@ from gateway.upstream import ConnectionPool
 log = logging.getLogger(__name__)
 
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
+OVERFLOW_TICK_S = 0.05  # how soon an engine sent more than it was seen running is read
 
 
 class LoadWatcher:
@@ -41,9 +44,22 @@ class LoadWatcher:
         self.problems = ProblemLog(log, "metrics scrape")
 
     async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_all = loop.time()
         while True:
-            await self.scrape_all()
-            await asyncio.sleep(self._policy().source.health.scrape_interval_s)
+            if loop.time() >= next_all:
+                await self.scrape_all()
+                next_all = loop.time() + self._policy().source.health.scrape_interval_s
+            else:
+                await self.scrape_overflowing()
+            await asyncio.sleep(max(0.0, min(OVERFLOW_TICK_S, next_all - loop.time())))
+
+    async def scrape_overflowing(self) -> None:
+        """Read at once the backends sent more than they were seen running: a burst that
+        fills an engine's batch is capped within a tick, not a scrape interval later."""
+        timeout_s = self._policy().source.health.timeout_s
+        wanted = [s for s in self._states() if s.routable and scrapes(s.spec.engine)]
+        await asyncio.gather(*(self._scrape(s, timeout_s) for s in wanted if s.overflowing))
 
     async def scrape_all(self) -> None:
         timeout_s = self._policy().source.health.timeout_s
@@ -54,7 +70,13 @@ class LoadWatcher:
         try:
             redactor = self._policy().redactor
             body = await probe_get(self._pool, state.spec, "/metrics", timeout_s, redactor)
+            cap = state.dispatch_cap
             fold_load(state, parse_load(state.spec.engine, body.decode("utf-8", "replace")))
+            if state.dispatch_cap != cap:
+                log.info(
+                    "backend %s: sends at most %d at once (was %d; it ran %d, %d waiting)",
+                    state.name, state.dispatch_cap, cap, state.load.running, state.load.waiting,
+                )  # fmt: skip
         except ProbeFailed as exc:
             self.problems.note(state.name, exc)
             return
@@ -80,7 +102,18 @@ def fold_load(state: BackendState, load: Load) -> None:
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
-    state.slots_seen = max(state.slots_seen, load.running)
-    # Waiting with KV room to spare: the engine's batch size, not its memory, holds them back.
-    if load.waiting > 0 and load.running > 0 and load.kv_usage < KV_ROOM:
-        state.batch_full_seen = True
+    learn_batch(state, load)
+
+
+def learn_batch(state: BackendState, load: Load) -> None:
+    """Count a read toward the engine's batch size (``BackendState.dispatch_cap``)."""
+    if load.running > state.slots_seen:
+        # It ran more than an earlier read's full batch: that read caught a moment, not its
+        # size. Still probing (one beyond, ``dispatch_cap``), not back to sending anything.
+        state.slots_seen = load.running
+        state.batch_full_reads = min(state.batch_full_reads, 1)
+    # Waiting with KV room to spare while it ran its most: its batch size, not its memory,
+    # holds them back.
+    full = load.waiting > 0 and load.running >= max(1.0, state.slots_seen)
+    if full and load.kv_usage < KV_ROOM:
+        state.batch_full_reads += 1

@@ -17,6 +17,8 @@ from gateway.backends.scrape import Load
 from gateway.backends.ttft import TtftFeatures, TtftModel
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 
+BATCH_CONFIRM_READS = 2  # reads of a full batch at the same size before it is taken as known
+
 
 class Health(StrEnum):
     UNKNOWN = "unknown"
@@ -41,9 +43,11 @@ class BackendState:
     # Sent here and not yet at their first token (prefill ahead of a new request).
     pending: int = 0
     slots_seen: float = 0.0  # the most sequences the engine reported running at once
-    # The engine was seen with requests waiting while its KV cache had room: it runs no more
-    # than ``slots_seen`` at once, so more sent there only queue where nobody can watch them.
-    batch_full_seen: bool = False
+    # Reads that showed requests waiting while the KV cache had room and the engine ran
+    # ``slots_seen``: it runs no more than that at once, so more sent there only queue where
+    # nobody can watch them. One read may catch a long prompt's prefill chunk holding
+    # the others back with slots free, so the batch counts as known after two.
+    batch_full_reads: int = 0
     pending_tokens: float = 0.0
     ttft_model: TtftModel = field(default_factory=TtftModel)
 
@@ -106,8 +110,29 @@ class BackendState:
         """The most requests the gateway sends here at once: ``max_inflight``, or fewer once
         the engine's batch limit is known, so the excess waits in the gateway's queue (where
         admission predicts, re-checks and refuses it in time) instead of the engine's."""
-        learned = int(self.slots_seen) if self.batch_full_seen else 0
-        return min(self.spec.max_inflight, learned) if learned > 0 else self.spec.max_inflight
+        if not self.batch_full_seen or self.slots_seen < 1:
+            return self.spec.max_inflight
+        # Until a second read confirms it, one more may go: were the first read a prefill
+        # chunk's moment, a cap of exactly what ran would keep it from ever running more.
+        probe = 0 if self.batch_known else 1
+        return min(self.spec.max_inflight, int(self.slots_seen) + probe)
+
+    @property
+    def batch_full_seen(self) -> bool:
+        """The engine was seen holding requests back for want of batch slots."""
+        return self.batch_full_reads > 0
+
+    @property
+    def batch_known(self) -> bool:
+        return self.batch_full_reads >= BATCH_CONFIRM_READS
+
+    @property
+    def overflowing(self) -> bool:
+        """More sent than it was ever seen running, its batch size not yet confirmed: the
+        next read of its metrics may show that batch full, or running more (``load_watch.py``
+        reads it at once)."""
+        # Only an engine whose metrics were seen counting running sequences can tell.
+        return not self.batch_known and 0 < self.slots_seen < self.inflight
 
     @property
     def has_capacity(self) -> bool:

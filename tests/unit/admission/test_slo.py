@@ -206,6 +206,34 @@ async def test_waiters_are_refused_as_soon_as_the_prediction_says_they_are_late(
     burst.cancel()
 
 
+async def test_a_waiter_is_admitted_on_the_calibrated_wait_and_dropped_on_the_expected() -> None:
+    clock = Clock(1000.0)
+    pool = _pool(1, clock)
+    first = Burst(pool)
+    first.send(_req(clock))
+    await _settle()
+    _release_all(first.granted(), clock, 0.5)  # hold 0.5 s; one slot
+    pool.hold.ratio_p90 = 1.5  # past waits ran up to 1.5x the even-spread estimate
+    burst = Burst(pool)
+    for _ in range(4):  # the slot, then waits expected 0.5 / 1.0 / 1.5 s, calibrated x1.5
+        burst.send(_req(clock))
+    await _settle()
+    assert (burst.waiting(), len(burst.refused)) == (2, 1)  # 1.5 x 1.5 + 0.1 > 2 s: refused
+    start = clock.now
+    # The slot's holder runs long. 0.6 s on, the second waiter's calibrated wait (1.5 s)
+    # no longer fits its 1.9 s, its expected wait (1.0 s) does: it keeps its place.
+    clock.now = start + 0.6
+    pool.recheck()
+    await _settle()
+    assert (burst.waiting(), burst.failed()) == (2, [])
+    clock.now = start + 1.0  # now even the expected wait is late
+    pool.recheck()
+    await _settle()
+    assert burst.waiting() == 1
+    assert [getattr(e, "code", None) for e in burst.failed()] == ["objective_unmeetable"]
+    burst.cancel()
+
+
 async def test_a_critical_arrival_pushes_a_waiter_past_its_objective() -> None:
     clock = Clock(1000.0)
     pool = _pool(1, clock)

@@ -192,18 +192,29 @@ def test_the_engine_queue_feature(
 CAPS: dict[str, tuple[list[Load], int, int]] = {
     "never read: max_inflight": ([], 64, 64),
     "running, nobody waiting: not full yet": ([Load(running=3)], 64, 64),
-    "waiting with KV room: its batch is full": ([Load(running=4, waiting=2)], 64, 4),
-    "the most it ran counts, not the last": (
+    "waiting while it ran fewer than its most: a moment, not its batch": (
         [Load(running=6), Load(running=3, waiting=1)],
         64,
-        6,
+        64,
+    ),
+    "one full read: one more may go, to find out": ([Load(running=4, waiting=2)], 64, 5),
+    "confirmed by a second full read": ([Load(running=4, waiting=2)] * 2, 64, 4),
+    "it ran the probe: its batch is larger, probed one beyond that": (
+        [Load(running=3, waiting=1), Load(running=4)],
+        64,
+        5,
+    ),
+    "the larger batch confirmed": (
+        [Load(running=3, waiting=1), Load(running=4), Load(running=4, waiting=1)],
+        64,
+        4,
     ),
     "waiting because KV is full: not the batch": (
         [Load(running=2, waiting=5, kv_usage=0.95)],
         64,
         64,
     ),
-    "max_inflight stays the hard limit": ([Load(running=8, waiting=1)], 5, 5),
+    "max_inflight stays the hard limit": ([Load(running=8, waiting=1)] * 2, 5, 5),
     "a queue but nothing running (starting up)": ([Load(running=0, waiting=3)], 64, 64),
 }
 
@@ -250,3 +261,25 @@ def test_a_request_waiting_for_a_slot_is_predicted_at_the_next_free_one() -> Non
         3.0,
         0.0,
     )
+
+
+@pytest.mark.parametrize(
+    ("reads", "inflight", "overflowing"),
+    [
+        ([Load(running=3)], 4, True),  # more sent than ever seen running: read it at once
+        ([Load(running=3)], 3, False),
+        ([], 4, False),  # metrics never counted running sequences: nothing to learn from
+        ([Load(running=3, waiting=1)], 4, True),  # the probe beyond one full read: read it
+        ([Load(running=3, waiting=1)] * 2, 5, False),  # its batch is known already
+    ],
+)
+def test_a_backend_sent_more_than_it_ran_is_read_again_at_once(
+    reads: list[Load], inflight: int, overflowing: bool
+) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry()
+    for load in reads:
+        fold_load(state, load)
+    state.inflight = inflight
+    assert state.overflowing is overflowing
