@@ -112,7 +112,7 @@ class PoolAdmission:
         slots = self.slots()
         if self._has_free_slot(slots):
             return Prediction(0.0, backend)
-        return Prediction(self.hold.wait_s(self._ahead(request, slots), slots), backend)
+        return Prediction(self.hold.wait_s(self._ahead(request), slots, self._clock()), backend)
 
     def objective_s(self, request: AdmissionRequest) -> float | None:
         if self.objective is None or request.priority is Priority.CRITICAL:
@@ -185,6 +185,7 @@ class PoolAdmission:
     ) -> None:
         self.inflight -= 1
         self.pump.returned(lease)
+        self.hold.end(self._clock(), held_s)
         if held_s is not None:
             self.hold.on_release(held_s)
         if latency_s is not None or dropped:
@@ -206,13 +207,13 @@ class PoolAdmission:
         """Refuse, at once, every waiter that can no longer be dispatched in time."""
         if not self.queue:
             return
-        now, slots = self._clock(), self.slots()
-        position = self._overdrawn(slots)
-        for ticket in self.queue.ordered():
+        now, tickets = self._clock(), self.queue.ordered()
+        waits, position = self.hold.expected_waits(len(tickets), self.slots(), now), 0
+        for ticket in tickets:
             if ticket.deadline is not None and ticket.priority is not Priority.CRITICAL:
                 # Admitted on the calibrated (pessimistic) wait, dropped only when even the
                 # expected one is late: it has waited already, and a slot may well come in time.
-                wait = self.hold.expected_s(position, slots)
+                wait = waits[position]
                 if now + wait > ticket.deadline:
                     # Its whole wait would have been what it waited plus what is still ahead.
                     self.hold.on_wait(now - ticket.enqueued_at + wait, _waiter(ticket).expected_s)
@@ -230,16 +231,10 @@ class PoolAdmission:
         return limit if self.leases is None else min(limit, self.leases.cap(limit))
 
     def _expected(self, request: AdmissionRequest) -> float:
-        slots = self.slots()
-        return self.hold.expected_s(self._ahead(request, slots), slots)
+        return self.hold.expected_s(self._ahead(request), self.slots(), self._clock())
 
-    def _ahead(self, request: AdmissionRequest, slots: int) -> float:
-        return self.queue.count_ahead(request.priority, request.lane) + self._overdrawn(slots)
-
-    def _overdrawn(self, slots: int) -> int:
-        """In flight beyond the slots (sent before the engines' batch limit was learned, or
-        slots that went with a replica): each must finish before a waiter's turn."""
-        return max(0, self.inflight - slots)
+    def _ahead(self, request: AdmissionRequest) -> float:
+        return self.queue.count_ahead(request.priority, request.lane)
 
     def _has_free_slot(self, slots: int) -> bool:
         free = self.inflight < slots and not self.queue and self.prefill.has_room()
@@ -248,6 +243,7 @@ class PoolAdmission:
     def _claim(self, tokens: float) -> None:
         self.inflight += 1
         self.prefill.start(tokens)
+        self.hold.start(self._clock())
 
     def local_limit(self) -> int:
         return self.limit.limit
@@ -255,6 +251,7 @@ class PoolAdmission:
     def unclaim(self, tokens: float) -> None:
         self.inflight -= 1
         self.prefill.done(tokens)
+        self.hold.end(self._clock(), None)
 
     def _permit(self, request: AdmissionRequest, queued: float, lease: str | None = None) -> Permit:
         return Permit(
@@ -290,9 +287,9 @@ class PoolAdmission:
                 return
             waiter = _waiter(ticket)
             self.hold.on_wait(self._clock() - ticket.enqueued_at, waiter.expected_s)
-            slots = self.slots()
-            position = self.queue.ordered().index(ticket) + self._overdrawn(slots)
-            prediction = self._after(waiter.request, self.hold.wait_s(position, slots))
+            position = self.queue.ordered().index(ticket)
+            wait = self.hold.wait_s(position, self.slots(), self._clock())
+            prediction = self._after(waiter.request, wait)
             raise self._refused(waiter.request, self._late_reason(ticket), prediction) from None
 
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:

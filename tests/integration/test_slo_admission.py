@@ -84,6 +84,6 @@ def test_an_idle_pool_takes_the_burst_it_can_serve(gateway: str) -> None:
     _check_answers(asyncio.run(_burst(gateway, 2, QUICK)))
     time.sleep(6)  # idle time, not a wait for state: longer than the old drain half-life
     served, refused = _check_answers(asyncio.run(_burst(gateway, 4, QUICK)))
-    # 2 slots at once, 2 waiting about 0.2 and 0.4 s: within 2 s even on a machine several
-    # times slower than this one.
+    # 2 slots at once, 2 waiting about 0.4 s (for those two to finish): within 2 s even on a
+    # machine several times slower than this one.
     assert (served, refused) == (4, 0)

@@ -8,31 +8,70 @@ import pytest
 
 from gateway.admission.hold import HoldTimes
 
+NOW = 10.0
 
-@pytest.mark.parametrize(
-    ("holds", "position", "slots", "wait"),
-    [
-        ([], 0, 2, 2.5),  # the prior (5 s) before any release: 1 x 5 / 2
-        ([0.6], 0, 2, 0.3),  # the first release replaces the prior
-        ([0.6], 5, 2, 1.8),
-        ([0.6, 0.6, 0.6], 9, 4, 1.5),
-        ([], 0, 0, math.inf),  # no slot at all
-    ],
-)
-def test_wait_from_position_slots_and_hold(
-    holds: list[float], position: int, slots: int, wait: float
+# (sampled holds, how long each holder has held its slot, slots) -> the next three waits
+WAITS: dict[str, tuple[list[float], list[float], int, list[float]]] = {
+    # Slots it sees no holder of (another gateway's, under the cluster's leases): just taken.
+    "unseen holders: the prior (5 s) each": ([], [], 2, [5.0, 5.0, 10.0]),
+    # Holds of 1 and 3 s (mean 2): of two slots just taken, one is expected back after 1 s
+    # and the other after 3 s, not both after 2 s.
+    "two just taken: the spread of the holds": ([1.0, 3.0], [0.0, 0.0], 2, [1.0, 3.0, 3.0]),
+    "one held 2 s: the 3 s kind": ([1.0, 3.0], [2.0], 1, [1.0, 3.0, 5.0]),
+    "held longer than any sample: as long again": ([1.0, 3.0], [4.0], 1, [4.0, 6.0, 8.0]),
+    # Three holders on two slots: the first release (0.5 s) frees no slot.
+    "a release beyond the slots frees none": ([2.0], [0.0, 0.5, 1.5], 2, [1.5, 2.0, 3.5]),
+    "no slot at all": ([1.0], [], 0, [math.inf] * 3),
+}
+
+
+@pytest.mark.parametrize(("holds", "held", "slots", "waits"), WAITS.values(), ids=WAITS.keys())
+def test_the_waits_from_the_holders_and_the_sampled_holds(
+    holds: list[float], held: list[float], slots: int, waits: list[float]
 ) -> None:
     hold = HoldTimes(prior_s=5.0)
-    for held in holds:
-        hold.on_release(held)
-    assert hold.wait_s(position, slots) == pytest.approx(wait)
+    for h in holds:
+        hold.on_release(h)
+    for h in held:
+        hold.start(NOW - h)
+    # The grid's step: 1/255 of the longest hold or twice the longest held.
+    assert hold.expected_waits(3, slots, NOW) == pytest.approx(waits, abs=0.04)
+    assert hold.expected_s(1, slots, NOW) == pytest.approx(waits[1], abs=0.04)
 
 
-def test_mean_moves_by_alpha_per_release_not_per_second() -> None:
-    hold = HoldTimes(prior_s=5.0, alpha=0.5)
+def test_a_weighted_position_is_in_proportion_between_two() -> None:
+    hold = HoldTimes(prior_s=5.0)
+    for h in (1.0, 3.0):
+        hold.on_release(h)
+    for _ in range(2):
+        hold.start(NOW)
+    assert hold.expected_s(0.5, 2, NOW) == pytest.approx(2.0, abs=0.04)  # between 1 and 3 s
+
+
+def test_a_release_ends_the_holder_that_started_nearest_its_hold() -> None:
+    hold = HoldTimes()
+    for started in (1.0, 2.0, 3.0):
+        hold.start(started)
+    hold.end(5.0, 3.9)  # started at 1.1: the one of 1.0
+    assert hold.expected_waits(1, 2, 5.0) != []  # still coherent
+    assert hold.holders == 2
+    hold.end(5.0, None)  # the latest taken (a slot handed back at once)
+    hold.end(5.0, None)
+    hold.end(5.0, None)  # none left: nothing to end
+    assert hold.holders == 0
+
+
+def test_only_the_latest_holds_are_kept() -> None:
+    hold = HoldTimes(prior_s=5.0, window=2)
+    for h in (1.0, 5.0, 3.0):
+        hold.on_release(h)
+    assert (hold.mean_s, hold.releases) == (4.0, 3)
+
+
+def test_an_idle_pool_keeps_its_holds() -> None:
+    hold = HoldTimes(prior_s=5.0)
     hold.on_release(1.0)
-    hold.on_release(3.0)
-    assert hold.mean_s == pytest.approx(2.0)
+    assert hold.expected_waits(2, 1, NOW) == hold.expected_waits(2, 1, NOW + 3600.0)
 
 
 @pytest.mark.parametrize("held", [float("nan"), -1.0, float("inf")])
@@ -42,10 +81,10 @@ def test_nonsense_hold_times_are_ignored(held: float) -> None:
     assert (hold.mean_s, hold.releases) == (5.0, 0)
 
 
-@pytest.mark.parametrize(("prior", "alpha"), [(0.0, 0.2), (5.0, 0.0), (5.0, 1.5)])
-def test_bad_parameters(prior: float, alpha: float) -> None:
+@pytest.mark.parametrize(("prior", "window"), [(0.0, 8), (float("nan"), 8), (5.0, 0)])
+def test_bad_parameters(prior: float, window: int) -> None:
     with pytest.raises(ValueError, match="must be"):
-        HoldTimes(prior_s=prior, alpha=alpha)
+        HoldTimes(prior_s=prior, window=window)
 
 
 # (observed / expected waits, in order) -> the calibration factor after them
@@ -67,12 +106,6 @@ def test_the_wait_is_calibrated_to_its_90th_percentile(
     for observed, expected in waits:
         hold.on_wait(observed, expected)
     assert hold.ratio_p90 == pytest.approx(factor, abs=0.05 if factor == 2.0 else 1e-9)
-    assert hold.wait_s(1, 4) == pytest.approx(hold.expected_s(1, 4) * hold.ratio_p90)
-    assert hold.expected_s(1, 4) == pytest.approx(2.0)  # uncalibrated: (1 + 1) x 4 / 4
-
-
-def test_early_releases_are_a_running_mean_not_the_first_one_held_on_to() -> None:
-    hold = HoldTimes(prior_s=5.0, alpha=0.2)
-    for held in (0.5, 2.5, 3.0):  # a burst's quickest answer first, then the longer ones
-        hold.on_release(held)
-    assert hold.mean_s == pytest.approx(2.0)  # (0.5 + 2.5 + 3.0) / 3; the EWMA said 1.32
+    hold.start(NOW)
+    assert hold.expected_s(0, 1, NOW) == pytest.approx(4.0)  # uncalibrated: the prior
+    assert hold.wait_s(0, 1, NOW) == pytest.approx(4.0 * hold.ratio_p90)
