@@ -87,6 +87,14 @@ def _release_all(permits: Iterator[Permit] | list[Permit], clock: Clock, held_s:
         permit.release(latency_s=0.1, dropped=False)
 
 
+async def _teach_hold(pool: PoolAdmission, clock: Clock, held_s: float) -> None:
+    """One request that held its slot ``held_s``: the pool's first sampled hold."""
+    first = Burst(pool)
+    first.send(_req(clock))
+    await _settle()
+    _release_all(first.granted(), clock, held_s)
+
+
 @pytest.mark.parametrize(
     ("backend_s", "tokens", "admitted"),
     [
@@ -210,11 +218,8 @@ async def test_waiters_are_refused_as_soon_as_the_prediction_says_they_are_late(
 async def test_a_waiter_is_admitted_on_the_calibrated_wait_and_dropped_on_the_expected() -> None:
     clock = Clock(1000.0)
     pool = _pool(1, clock)
-    first = Burst(pool)
-    first.send(_req(clock))
-    await _settle()
-    _release_all(first.granted(), clock, 0.5)  # hold 0.5 s; one slot
-    pool.hold.ratio_p90 = 1.5  # past waits ran up to 1.5x the even-spread estimate
+    await _teach_hold(pool, clock, 0.5)  # hold 0.5 s; one slot
+    pool.hold.ratio_p90 = 1.5  # past waits ran up to 1.5x the expected ones
     burst = Burst(pool)
     for _ in range(4):  # the slot, then waits expected 0.5 / 1.0 / 1.5 s, calibrated x1.5
         burst.send(_req(clock))
@@ -239,10 +244,7 @@ async def test_a_waiter_is_admitted_on_the_calibrated_wait_and_dropped_on_the_ex
 async def test_a_critical_arrival_pushes_a_waiter_past_its_objective() -> None:
     clock = Clock(1000.0)
     pool = _pool(1, clock)
-    first = Burst(pool)
-    first.send(_req(clock))
-    await _settle()
-    _release_all(first.granted(), clock, 0.5)
+    await _teach_hold(pool, clock, 0.5)
     burst = Burst(pool)
     for _ in range(4):  # 1 slot + 3 waiting at 0.5, 1.0, 1.5 s (+0.1 s at the replica)
         burst.send(_req(clock))
@@ -278,10 +280,7 @@ async def test_retry_after_is_the_predicted_time_not_a_constant(
 ) -> None:
     clock = Clock(1000.0)
     pool = _pool(1, clock, admission="{objective: {ttft_s: 30, priority: {sheddable: 1}}}")
-    first = Burst(pool)
-    first.send(_req(clock))
-    await _settle()
-    _release_all(first.granted(), clock, hold_s)
+    await _teach_hold(pool, clock, hold_s)
     burst = Burst(pool)
     for _ in range(1 + waiting):
         burst.send(_req(clock))
@@ -307,10 +306,7 @@ async def test_the_gateway_queues_beyond_what_the_engines_run(
     pool = pool_admission(
         slots=max_inflight, clock=clock, backend_s=0.1, engine_slots=lambda: engine_slots
     )
-    first = Burst(pool)
-    first.send(_req(clock))
-    await _settle()
-    _release_all(first.granted(), clock, 0.5)  # held 0.5 s: a waiter's wait fits
+    await _teach_hold(pool, clock, 0.5)  # held 0.5 s: a waiter's wait fits
     burst = Burst(pool)
     for _ in range(slots + 1):
         burst.send(_req(clock))
@@ -323,10 +319,7 @@ async def test_requests_sent_before_the_engines_were_known_stand_ahead_of_waiter
     clock = Clock()
     learned: list[int | None] = [None]
     pool = pool_admission(slots=64, clock=clock, backend_s=0.1, engine_slots=lambda: learned[0])
-    first = Burst(pool)
-    first.send(_req(clock))
-    await _settle()
-    _release_all(first.granted(), clock, 1.0)  # requests hold their slot 1 s
+    await _teach_hold(pool, clock, 1.0)  # requests hold their slot 1 s
     burst = Burst(pool)
     for _ in range(5):  # one every 0.1 s: 0.5 s to 0.9 s left
         burst.send(_req(clock))
