@@ -89,7 +89,7 @@ def test_bad_parameters(prior: float, window: int) -> None:
 
 # (observed / expected waits, in order) -> the calibration factor after them
 CALIBRATION: dict[str, tuple[list[tuple[float, float]], float]] = {
-    "nothing observed: the even-spread wait": ([], 1.0),
+    "nothing observed: the expected wait": ([], 1.0),
     "waits as expected or shorter: never below 1": ([(1.0, 2.0)] * 30, 1.0),
     "one long wait: up by eta x 0.9": ([(3.0, 1.0)], 1.045),
     "then shorter ones bring it down by eta x 0.1 each": ([(3.0, 1.0), (0.5, 1.0)], 1.04),

@@ -1,0 +1,54 @@
+"""LoadWatcher: between full scrapes, only the backends sent more than they ran are read."""
+
+from __future__ import annotations
+
+from gateway.backends.load_watch import LoadWatcher, fold_load
+from gateway.backends.scrape import Load
+from gateway.backends.state import BackendState, Health
+from gateway.policy.schema import Engine
+from tests.unit.gateway.helpers import policy, spec
+
+POLICY = """
+backends:
+  - {name: a, url: http://127.0.0.1:8001, model: m, pool: small}
+models:
+  fast: {pool: small}
+"""
+
+
+class _Watcher(LoadWatcher):
+    """Records whom it would read instead of reading."""
+
+    read: list[str]
+
+    async def _scrape(self, state: BackendState, timeout_s: float) -> None:
+        self.read.append(state.name)
+
+
+def _state(
+    name: str, reads: list[Load], inflight: int, engine: Engine = Engine.VLLM
+) -> BackendState:
+    state = BackendState(spec(name, engine=engine, max_inflight=64))
+    for load in reads:
+        fold_load(state, load)
+    state.inflight = inflight
+    return state
+
+
+async def test_only_backends_sent_more_than_they_ran_are_read_at_once() -> None:
+    states = [
+        _state("over", [Load(running=3)], 5),  # sent 5, seen running 3: read now
+        _state("within", [Load(running=3)], 3),
+        _state("probing", [Load(running=3, waiting=1)], 4),  # the probe beyond one full read
+        _state("known", [Load(running=3, waiting=1)] * 2, 4),  # its batch is confirmed
+        _state("never-read", [], 9),  # no read yet: the next full scrape
+        _state("no-metrics", [Load(running=3)], 5, engine=Engine.OPENAI),
+    ]
+    down = _state("down", [Load(running=3)], 5)
+    down.health = Health.UNHEALTHY
+    states.append(down)
+    compiled = policy(POLICY)
+    watcher = _Watcher(None, lambda: compiled, lambda: states)  # type: ignore[arg-type]
+    watcher.read = []
+    await watcher.scrape_overflowing()
+    assert sorted(watcher.read) == ["over", "probing"]
