@@ -201,8 +201,8 @@ async def test_waiters_are_refused_as_soon_as_the_prediction_says_they_are_late(
         burst.send(_req(clock))
     await _settle()
     assert (len(burst.granted()), burst.waiting(), len(burst.refused)) == (2, 6, 0)
-    # One request held its slot for 3 s: the hold time estimate (and every waiter's wait)
-    # jumps; the ones that can no longer make their 2 s are refused at this very release.
+    # One request held its slot for 3 s: the sampled holds (and so every waiter's wait)
+    # grow; the ones that can no longer make their 2 s are refused at this very release.
     permits = burst.granted()
     clock.now += 3.0
     permits[0].release(latency_s=0.1, dropped=False)
