@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable
 
 from gateway.backends.probe import ProbeFailed, ProblemLog, probe_get
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 OVERFLOW_TICK_S = 0.05  # how soon an engine sent more than it was seen running is read
+CONFIRM_GAP_S = 1.0  # the least time between two reads that confirm a batch size
 
 
 class LoadWatcher:
@@ -71,7 +73,8 @@ class LoadWatcher:
             redactor = self._policy().redactor
             body = await probe_get(self._pool, state.spec, "/metrics", timeout_s, redactor)
             cap = state.dispatch_cap
-            fold_load(state, parse_load(state.spec.engine, body.decode("utf-8", "replace")))
+            load = parse_load(state.spec.engine, body.decode("utf-8", "replace"))
+            fold_load(state, load, asyncio.get_running_loop().time())
             if state.dispatch_cap != cap:
                 log.info(
                     "backend %s: sends at most %d at once (was %d; it ran %d, %d waiting)",
@@ -91,7 +94,7 @@ class LoadWatcher:
         self.problems.note(state.name, None)
 
 
-def fold_load(state: BackendState, load: Load) -> None:
+def fold_load(state: BackendState, load: Load, now: float) -> None:
     """Store a fresh read, and the rates since the previous one."""
     old = state.load
     hit = windowed_ratio(load.prefix_hits, load.prefix_queries, old.prefix_hits, old.prefix_queries)
@@ -102,18 +105,25 @@ def fold_load(state: BackendState, load: Load) -> None:
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
-    learn_batch(state, load)
+    learn_batch(state, load, now)
 
 
-def learn_batch(state: BackendState, load: Load) -> None:
-    """Count a read toward the engine's batch size (``BackendState.dispatch_cap``)."""
+def learn_batch(state: BackendState, load: Load, now: float) -> None:
+    """Count a read taken at ``now`` toward the engine's batch size
+    (``BackendState.dispatch_cap``)."""
     if load.running > state.slots_seen:
         # It ran more than an earlier read's full batch: that read caught a moment, not its
-        # size. Still probing (one beyond, ``dispatch_cap``), not back to sending anything.
-        state.slots_seen = load.running
-        state.batch_full_reads = min(state.batch_full_reads, 1)
+        # size. Still capped one beyond (probing), not back to sending anything.
+        state.slots_seen, state.batch_full_reads = load.running, 0
+        state.batch_read_at = -math.inf
     # Waiting with KV room to spare while it ran its most: its batch size, not its memory,
     # holds them back.
     full = load.waiting > 0 and load.running >= max(1.0, state.slots_seen)
-    if full and load.kv_usage < KV_ROOM:
+    if not full or load.kv_usage >= KV_ROOM:
+        return
+    state.batch_limited = True
+    # A long prompt's prefill can hold the others back for a few reads in a row: only reads
+    # far enough apart count as two sightings.
+    if now - state.batch_read_at >= CONFIRM_GAP_S:
         state.batch_full_reads += 1
+        state.batch_read_at = now

@@ -7,6 +7,7 @@ breaker setting gives the backend a fresh breaker.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from gateway.backends.scrape import Load
 from gateway.backends.ttft import TtftFeatures, TtftModel
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 
-BATCH_CONFIRM_READS = 2  # reads of a full batch at the same size before it is taken as known
+BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
 
 
 class Health(StrEnum):
@@ -43,11 +44,14 @@ class BackendState:
     # Sent here and not yet at their first token (prefill ahead of a new request).
     pending: int = 0
     slots_seen: float = 0.0  # the most sequences the engine reported running at once
-    # Reads that showed requests waiting while the KV cache had room and the engine ran
+    # A read showed requests waiting while the KV cache had room and the engine ran
     # ``slots_seen``: it runs no more than that at once, so more sent there only queue where
-    # nobody can watch them. One read may catch a long prompt's prefill chunk holding
-    # the others back with slots free, so the batch counts as known after two.
-    batch_full_reads: int = 0
+    # nobody can watch them. One read may catch a long prompt's prefill chunk holding the
+    # others back with slots free, so the size counts as known after two such reads of it
+    # (``load_watch.learn_batch``: far enough apart); until then one more may go.
+    batch_limited: bool = False
+    batch_full_reads: int = 0  # such reads of the size ``slots_seen``
+    batch_read_at: float = -math.inf  # when the last of them was taken
     pending_tokens: float = 0.0
     ttft_model: TtftModel = field(default_factory=TtftModel)
 
@@ -69,7 +73,7 @@ class BackendState:
         """Other clients' requests queued in the engine, as far as its metrics tell. Once
         capped at its batch, a scraped queue is our own from before the cap (stale by up to a
         scrape interval): only what is in flight beyond the batch counts then."""
-        return 0.0 if self.batch_full_seen else self.load.waiting
+        return 0.0 if self.batch_limited else self.load.waiting
 
     def next_slot_features(self, uncached_tokens: float) -> TtftFeatures:
         """What a request meets when sent as the next slot frees (it waits in the gateway
@@ -110,17 +114,12 @@ class BackendState:
         """The most requests the gateway sends here at once: ``max_inflight``, or fewer once
         the engine's batch limit is known, so the excess waits in the gateway's queue (where
         admission predicts, re-checks and refuses it in time) instead of the engine's."""
-        if not self.batch_full_seen or self.slots_seen < 1:
+        if not self.batch_limited or self.slots_seen < 1:
             return self.spec.max_inflight
         # Until a second read confirms it, one more may go: were the first read a prefill
         # chunk's moment, a cap of exactly what ran would keep it from ever running more.
         probe = 0 if self.batch_known else 1
         return min(self.spec.max_inflight, int(self.slots_seen) + probe)
-
-    @property
-    def batch_full_seen(self) -> bool:
-        """The engine was seen holding requests back for want of batch slots."""
-        return self.batch_full_reads > 0
 
     @property
     def batch_known(self) -> bool:

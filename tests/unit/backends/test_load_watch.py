@@ -29,8 +29,8 @@ def _state(
     name: str, reads: list[Load], inflight: int, engine: Engine = Engine.VLLM
 ) -> BackendState:
     state = BackendState(spec(name, engine=engine, max_inflight=64))
-    for load in reads:
-        fold_load(state, load)
+    for second, load in enumerate(reads):
+        fold_load(state, load, float(second))
     state.inflight = inflight
     return state
 

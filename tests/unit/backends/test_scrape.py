@@ -99,10 +99,14 @@ def test_fold_load_keeps_rates_between_reads() -> None:
     from tests.unit.gateway.helpers import state
 
     backend = state("a")
-    fold_load(backend, Load(prefix_hits=60, prefix_queries=100, spec_accepted=5, spec_drafted=10))
+    fold_load(
+        backend, Load(prefix_hits=60, prefix_queries=100, spec_accepted=5, spec_drafted=10), 1.0
+    )
     assert (backend.prefix_hit_rate, backend.spec_acceptance) == (0.6, 0.5)
-    fold_load(backend, Load(prefix_hits=150, prefix_queries=200, spec_accepted=5, spec_drafted=10))
+    fold_load(
+        backend, Load(prefix_hits=150, prefix_queries=200, spec_accepted=5, spec_drafted=10), 2.0
+    )
     assert (backend.prefix_hit_rate, backend.spec_acceptance) == (0.9, 0.5)  # no new drafts
-    fold_load(backend, Load(waiting=3, prefix_hits=150, prefix_queries=200))
+    fold_load(backend, Load(waiting=3, prefix_hits=150, prefix_queries=200), 3.0)
     assert backend.load.waiting == 3
     assert backend.prefix_hit_rate == 0.9  # nothing new: the last rate stands

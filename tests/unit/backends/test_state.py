@@ -204,8 +204,13 @@ CAPS: dict[str, tuple[list[Load], int, int]] = {
         64,
         5,
     ),
-    "the larger batch confirmed": (
+    "one full read of the larger size: still probing": (
         [Load(running=3, waiting=1), Load(running=4), Load(running=4, waiting=1)],
+        64,
+        5,
+    ),
+    "the larger size confirmed": (
+        [Load(running=3, waiting=1), Load(running=4)] + [Load(running=4, waiting=1)] * 2,
         64,
         4,
     ),
@@ -226,8 +231,8 @@ def test_the_dispatch_cap_is_learned_from_a_full_batch(
     from gateway.backends.load_watch import fold_load
 
     _, state = _registry(BEFORE.replace("max_inflight: 4", f"max_inflight: {max_inflight}"))
-    for load in reads:
-        fold_load(state, load)
+    for second, load in enumerate(reads):
+        fold_load(state, load, float(second))  # the scrape interval: a second apart
     assert state.dispatch_cap == cap
     state.inflight = cap - 1
     assert state.has_capacity
@@ -239,7 +244,7 @@ def test_once_capped_a_stale_scraped_queue_is_not_the_engines_queue() -> None:
     from gateway.backends.load_watch import fold_load
 
     _, state = _registry()
-    fold_load(state, Load(running=4, waiting=3))  # our own overflow, before the cap
+    fold_load(state, Load(running=4, waiting=3), 0.0)  # our own overflow, before the cap
     state.inflight = 4
     assert state.ttft_features(100.0).engine_waiting == 0.0
     state.inflight = 6  # sent before the cap was known: two queue inside
@@ -250,7 +255,7 @@ def test_a_request_waiting_for_a_slot_is_predicted_at_the_next_free_one() -> Non
     from gateway.backends.load_watch import fold_load
 
     _, state = _registry()
-    fold_load(state, Load(running=4, waiting=1))
+    fold_load(state, Load(running=4, waiting=1), 0.0)
     state.inflight, state.pending, state.pending_tokens = 4, 2, 3000.0
     now = state.ttft_features(500.0)
     later = state.next_slot_features(500.0)
@@ -279,7 +284,24 @@ def test_a_backend_sent_more_than_it_ran_is_read_again_at_once(
     from gateway.backends.load_watch import fold_load
 
     _, state = _registry()
-    for load in reads:
-        fold_load(state, load)
+    for second, load in enumerate(reads):
+        fold_load(state, load, float(second))
     state.inflight = inflight
     assert state.overflowing is overflowing
+
+
+@pytest.mark.parametrize(
+    ("gap_s", "cap"),
+    [
+        (0.05, 5),  # two reads of one long prefill holding the others back: still probing
+        (0.99, 5),
+        (1.0, 4),  # a second apart: two sightings of a full batch of 4
+    ],
+)
+def test_a_batch_size_is_confirmed_by_reads_far_enough_apart(gap_s: float, cap: int) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry(BEFORE.replace("max_inflight: 4", "max_inflight: 64"))
+    fold_load(state, Load(running=4, waiting=1), 10.0)
+    fold_load(state, Load(running=4, waiting=2), 10.0 + gap_s)
+    assert state.dispatch_cap == cap
