@@ -5,11 +5,13 @@ read concurrently, as requests reach the backend (``probe.py``); a backend whose
 cannot be read keeps its last load (it is still a backend: health decides whether it serves),
 and why is logged when the reason appears or changes. The prefix-cache hit rate and
 speculative-decoding acceptance are the counters' ratios between two successive reads.
-A read that shows requests waiting while the KV cache has room (below ``KV_ROOM``) tells
-that the engine runs at most the most sequences it was seen running: from then on the
-gateway sends it no more than that at once (``BackendState.dispatch_cap``). Until then, a
-backend sent more than it was ever seen running (``BackendState.overflowing``) is read again
-every ``OVERFLOW_TICK_S``, so the first burst learns the batch within a tick.
+A read that shows requests waiting while the KV cache has room (below ``KV_ROOM``) and the
+engine running the most it was ever seen running tells its batch size: from then on the
+gateway sends it no more than that at once (``BackendState.dispatch_cap``; one more until a
+second such read, at least ``CONFIRM_GAP_S`` later, confirms the size: ``learn_batch``).
+Until then, a backend sent more than it was ever seen running
+(``BackendState.overflowing``) is read again every ``OVERFLOW_TICK_S``, so the first burst
+learns the batch within a tick.
 Separate from health probes because routing wants fresher load than liveness needs.
 """
 
