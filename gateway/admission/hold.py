@@ -11,7 +11,7 @@ with the share of the sampled holds longer than ``e`` that end by ``e + t``: one
 running after the short ones have finished is one of the long ones (a few long generations
 hold slots while short ones churn); one running longer than every sampled hold is expected
 to run as long again. Summed over the holders, these give the expected number of releases
-by each time ``t`` (on a grid of ``_GRID`` points), and the ``j``-th release is expected
+by each time ``t`` (on a geometric grid of ``_GRID`` points), and the ``j``-th release is expected
 when that number reaches ``j - 1/2``. (Not each holder's own expected end, sorted: eight
 slots taken together end, on average, much sooner than eight times the mean.)
 
@@ -50,6 +50,7 @@ from collections import deque
 import numpy as np
 
 _GRID = 256  # time points the expected number of releases is evaluated at
+_FINEST_S = 0.001  # the first of them after 0
 
 
 class HoldTimes:
@@ -141,8 +142,11 @@ class HoldTimes:
         held = np.asarray(ages)
         shorter = np.searchsorted(sample, held, side="right")
         longer = len(sample) - shorter
-        horizon = max(float(sample[-1]), 2.0 * float(held.max()))
-        grid = np.linspace(0.0, horizon, _GRID)
+        horizon = max(float(sample[-1]), 2.0 * float(held.max()), _FINEST_S)
+        # Geometric, so one holder stuck for minutes does not coarsen everyone else's
+        # seconds: each point is a few percent past the one before (conservative: a release
+        # is placed at the first point past it).
+        grid = np.concatenate(([0.0], np.geomspace(_FINEST_S, horizon, _GRID - 1)))
         ended = np.searchsorted(sample, held[:, None] + grid[None, :], side="right")
         share = (ended - shorter[:, None]) / np.maximum(longer, 1)[:, None]
         # Held longer than every sampled hold: as long again.

@@ -328,7 +328,7 @@ async def test_requests_sent_before_the_engines_were_known_stand_ahead_of_waiter
     learned[0] = 4  # the engines turn out to run 4: the fifth queues inside them
     # 5 in flight on 4 slots: a new request waits for the second release, not the first.
     prediction = pool.predict(_req(clock))
-    assert prediction.wait_s == pytest.approx(0.6, abs=0.02)  # on the grid of hold.py
+    assert prediction.wait_s == pytest.approx(0.6, rel=0.05)  # on the grid of hold.py
     burst.cancel()
 
 
