@@ -160,7 +160,9 @@ class PoolAdmission:
             cost=request.cost,
             deadline=self._give_up_at(request, decision, start),
             enqueued_at=start,
-            payload=_Waiter(granted, tokens, request, request.deadline, self._expected(request)),
+            payload=_Waiter(
+                granted, tokens, request, request.deadline, self._expected(request, decision)
+            ),
         )
         self.queue.push(ticket)
         self.pump.kick()
@@ -230,7 +232,10 @@ class PoolAdmission:
             limit = min(limit, engines)
         return limit if self.leases is None else min(limit, self.leases.cap(limit))
 
-    def _expected(self, request: AdmissionRequest) -> float:
+    def _expected(self, request: AdmissionRequest, decision: Decision | None) -> float:
+        """Its uncalibrated wait on joining: the decision's just made, if it had to wait."""
+        if decision is not None and decision.prediction.wait_s > 0.0:
+            return decision.prediction.wait_s / self.hold.ratio_p90
         return self.hold.expected_s(self._ahead(request), self.slots(), self._clock())
 
     def _ahead(self, request: AdmissionRequest) -> float:

@@ -82,7 +82,7 @@ def test_a_cold_burst_is_served_or_refused_never_left_to_time_out(gateway: str) 
 def test_an_idle_pool_takes_the_burst_it_can_serve(gateway: str) -> None:
     # Teach the pool its hold time (~0.4 s), then leave it idle: it must not read as stalled.
     _check_answers(asyncio.run(_burst(gateway, 2, QUICK)))
-    time.sleep(6)  # idle time, not a wait for state: longer than the old drain half-life
+    time.sleep(6)  # the idle time is the scenario, not a wait for state
     served, refused = _check_answers(asyncio.run(_burst(gateway, 4, QUICK)))
     # 2 slots at once, 2 waiting about 0.4 s (for those two to finish): within 2 s even on a
     # machine several times slower than this one.
