@@ -218,6 +218,14 @@ class Gateway:
         caps = [s.dispatch_cap for s in self._states(pool) if s.routable]
         return sum(caps) if caps else None
 
+    def prompt_tokens(self, pool: str, chars: int) -> float:
+        """The prompt tokens the pool's backends are expected to count for ``chars``
+        characters (their mean; each learns its own from its ``usage``)."""
+        states = self._states(pool)
+        if not states:
+            return chars / 4  # nobody to ask: the usual four characters a token
+        return sum(s.token_count.estimate(chars) for s in states) / len(states)
+
     def _best_ttft(self, pool: str, prompt_tokens: float) -> float | None:
         """The lowest predicted TTFT among the pool's routable replicas (those with a free
         slot; with none, as the next slot frees), for a prompt that misses the prefix cache

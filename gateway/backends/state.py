@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
 from gateway.backends.scrape import Load
+from gateway.backends.token_count import TokenCount
 from gateway.backends.ttft import TtftFeatures, TtftModel
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 
@@ -54,6 +55,8 @@ class BackendState:
     batch_read_at: float = -math.inf  # when the last of them was taken
     pending_tokens: float = 0.0
     ttft_model: TtftModel = field(default_factory=TtftModel)
+    # Prompt tokens it counts per character sent, learned from its ``usage`` (token_count.py).
+    token_count: TokenCount = field(default_factory=TokenCount)
 
     def ttft_features(self, uncached_tokens: float) -> TtftFeatures:
         """What stands between a request sent now and its first token (``backends/ttft.py``)."""

@@ -14,8 +14,9 @@ while it waits is counted as a ``queued`` cancellation.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 
 from gateway.admission.controller import PoolAdmission
 from gateway.admission.decision import AdmissionRequest, Decision
@@ -26,6 +27,10 @@ from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import fits_pool
 from gateway.request import GENERATING
+
+# Characters of a prompt -> the prompt tokens a pool's backends count for them
+# (``runtime.Gateway.prompt_tokens``, learned from their ``usage``).
+TokenCounter = Callable[[int], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,18 +45,24 @@ async def admit(
     metrics: GatewayMetrics,
     ctx: RequestContext,
     plan: Plan,
+    count: Callable[[str, int], float],
 ) -> Admitted:
+    """``count(pool, chars)``: the prompt tokens the pool's backends count for ``chars``."""
     pool = admissions[plan.pool.name]
     split = ctx.policy.auto_split
     routed_small = split.small if split is not None else ctx.policy.default_pool
     smaller = pool.settings.degrade_to or routed_small
     degradable = smaller != plan.pool.name and may_degrade(ctx, plan, smaller)
-    request = admission_request(ctx, pool.settings.long_prompt_tokens, degradable=degradable)
+    request = admission_request(
+        ctx, pool.settings.long_prompt_tokens, degradable, partial(count, plan.pool.name)
+    )
     decision = pool.check(request)
     degraded = False
     if degradable and _should_degrade(plan, pool, decision):
         target = admissions[smaller]
-        moved = admission_request(ctx, target.settings.long_prompt_tokens, degradable=False)
+        moved = admission_request(
+            ctx, target.settings.long_prompt_tokens, False, partial(count, smaller)
+        )
         verdict = target.check(moved)
         if verdict.refuse is None or decision.degrade_to is not None:
             reason = f"{plan.reason};degraded:{smaller}"
@@ -86,13 +97,13 @@ def may_degrade(ctx: RequestContext, plan: Plan, smaller: str | None) -> bool:
 
 
 def admission_request(
-    ctx: RequestContext, long_prompt_tokens: int, degradable: bool
+    ctx: RequestContext, long_prompt_tokens: int, degradable: bool, count: TokenCounter
 ) -> AdmissionRequest:
-    """What the pool's admission weighs: priority, deadline, lane by prompt size (about four
-    characters a token), and cost (prompt plus ``max_tokens``, or a default for a request
-    that generates)."""
+    """What the pool's admission weighs: priority, deadline, lane by prompt size (in tokens
+    as the pool's backends count them: ``count``), and cost (prompt plus ``max_tokens``, or a
+    default for a request that generates)."""
     body = ctx.request.body
-    prompt_tokens = prompt_chars(body) / 4
+    prompt_tokens = count(prompt_chars(body))
     output = expected_output_tokens(body, generates=ctx.request.endpoint in GENERATING)
     return AdmissionRequest(
         priority=ctx.priority,

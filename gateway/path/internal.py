@@ -14,6 +14,7 @@ import asyncio
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any, Protocol
 
 import orjson
@@ -46,6 +47,8 @@ class LivePath(Protocol):
     @property
     def dispatcher(self) -> Dispatcher | None: ...
 
+    def prompt_tokens(self, pool: str, chars: int) -> float: ...
+
 
 INTERNAL_MODEL = "gateway-internal"
 _MAX_ANSWER = 1024 * 1024
@@ -71,7 +74,8 @@ class InternalCompletion:
         ctx = RequestContext(
             uuid.uuid4().hex, gateway.clock(), request, policy, {}, Priority.SHEDDABLE
         )
-        wanted = admission_request(ctx, pool.settings.admission.long_prompt_tokens, False)
+        count = partial(gateway.prompt_tokens, pool_name)
+        wanted = admission_request(ctx, pool.settings.admission.long_prompt_tokens, False, count)
         decision = admission.check(wanted)
         if decision.refuse is not None:
             raise admission.refusal(wanted, decision)

@@ -86,7 +86,8 @@ class Lease:
         self._started = clock()
         self._done = False
         # The TTFT predictor's view of this dispatch, learned from when the first token comes.
-        self._uncached = _prompt_tokens(ctx, plan) * (1.0 - prefix_match)
+        self._chars = prompt_chars(ctx.request.body)
+        self._uncached = backend.token_count.estimate(self._chars) * (1.0 - prefix_match)
         self._features = backend.ttft_features(self._uncached)
         self._predicted = backend.ttft_model.predict(self._features)
         self._observed: float | None = None
@@ -124,6 +125,8 @@ class Lease:
         self.backend.inflight -= 1
         self._metrics.inflight.labels(self.plan.pool.name).dec()
         self._judge(outcome)
+        if outcome.input_tokens is not None and outcome.status == 200:
+            self.backend.token_count.observe(self._chars, outcome.input_tokens)
         if outcome.error_kind is not None:
             self._metrics.upstream_errors.labels(self.backend.name, outcome.error_kind).inc()
         if not outcome.retried:
@@ -199,9 +202,3 @@ class Lease:
             "tokens_out": outcome.output_tokens,
             "route": self.plan.reason,
         }
-
-
-def _prompt_tokens(ctx: RequestContext, plan: Plan) -> float:
-    if plan.prompt_tokens is not None:
-        return float(plan.prompt_tokens)
-    return prompt_chars(ctx.request.body) / 4  # the admission estimate: four characters a token

@@ -47,7 +47,7 @@ async def serve(
     marks.mark("plan", clock())
     ctx, plan = compress_stage(ctx, plan, gateway.summaries, gateway.metrics, headers)
     marks.mark("compress", clock())
-    admitted = await admit(gateway.admissions, gateway.metrics, ctx, plan)
+    admitted = await admit(gateway.admissions, gateway.metrics, ctx, plan, gateway.prompt_tokens)
     marks.mark("admit", clock())
     headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
     try:

@@ -47,6 +47,10 @@ def _admissions(large_s: float, small_s: float) -> dict[str, PoolAdmission]:
     }
 
 
+def _four_a_token(pool: str, chars: int) -> float:
+    return chars / 4
+
+
 def _ctx(model: str, words: int = 10) -> RequestContext:
     body = {"model": model, "messages": [{"role": "user", "content": " ".join(["w"] * words)}]}
     return RequestContext("r", 0.0, ParsedRequest("chat", model, False, body), POLICY, {})
@@ -73,11 +77,11 @@ async def test_degrade_by_prediction(
     metrics = GatewayMetrics(CollectorRegistry())
     if pool is None:
         with pytest.raises(GatewayError) as info:
-            await admit(admissions, metrics, ctx, plan)
+            await admit(admissions, metrics, ctx, plan, _four_a_token)
         assert info.value.http_status() == 503
         assert info.value.code == "objective_unmeetable"
         return
-    admitted = await admit(admissions, metrics, ctx, plan)
+    admitted = await admit(admissions, metrics, ctx, plan, _four_a_token)
     assert admitted.plan.pool.name == pool
     assert admitted.degraded is (pool == "small")
     admitted.permit.release(latency_s=None, dropped=False)
