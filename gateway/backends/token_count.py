@@ -32,8 +32,14 @@ def _point(x: float, y: float, weight: float) -> tuple[float, ...]:
 
 
 # The prior's two points, (0, 0) and (_PRIOR_AT, _PRIOR_AT / 4), as sums.
-_PRIOR = _point(_PRIOR_AT, _PRIOR_AT / _PRIOR_CHARS_PER_TOKEN, _PRIOR_WEIGHT)
-_PRIOR = (_PRIOR[0] + _PRIOR_WEIGHT, *_PRIOR[1:])
+_PRIOR = tuple(
+    a + b
+    for a, b in zip(
+        _point(0.0, 0.0, _PRIOR_WEIGHT),
+        _point(_PRIOR_AT, _PRIOR_AT / _PRIOR_CHARS_PER_TOKEN, _PRIOR_WEIGHT),
+        strict=True,
+    )
+)
 
 
 class TokenCount:
