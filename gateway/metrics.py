@@ -307,6 +307,11 @@ class GatewayMetrics:
         self.backend_inflight = _backend_gauge(
             registry, "gateway_backend_inflight", "Requests the gateway has in flight there"
         )
+        self.backend_chars_per_token = _backend_gauge(
+            registry,
+            "gateway_backend_chars_per_token",
+            "Prompt characters per token the backend counts, learned from its usage",
+        )
         self.cache_lookups = counter(
             "gateway_cache_lookups",
             "Response cache lookups, by result (miss | exact | semantic | bypass)",

@@ -281,6 +281,7 @@ class Gateway:
             (m.backend_prefix_hit_rate, lambda s: _or_nan(s.prefix_hit_rate)),
             (m.backend_spec_acceptance, lambda s: _or_nan(s.spec_acceptance)),
             (m.backend_inflight, lambda s: float(s.inflight)),
+            (m.backend_chars_per_token, lambda s: s.token_count.chars_per_token),
         ]
         for gauge, read in readers:
             gauge.clear()  # backends a reload removed

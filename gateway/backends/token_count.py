@@ -67,6 +67,12 @@ class TokenCount:
         a, b = self.line()
         return min(max(a + b * chars, chars / 16.0), chars + 256.0)
 
+    @property
+    def chars_per_token(self) -> float:
+        """The line's characters per token (its slope's inverse; inf for a flat line)."""
+        b = self.line()[1]
+        return 1.0 / b if b > 0 else math.inf
+
     def line(self) -> tuple[float, float]:
         """``(a, b)``: tokens = a + b * chars."""
         w, x, y, xx, xy = (r + p for r, p in zip(self._real, _PRIOR, strict=True))

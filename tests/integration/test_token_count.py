@@ -3,6 +3,7 @@ admission then weighs a prompt as the engine will count it, not as four characte
 
 from __future__ import annotations
 
+import httpx2 as httpx
 import openai
 
 from gateway.app import build_app
@@ -30,7 +31,12 @@ def test_admission_counts_prompt_tokens_as_the_backend_does(upstream: str) -> No
         )
         assert [c for c in streamed if c.usage is not None]
         backend = gateway.backends.get("small-0")
-        assert backend is not None and backend.token_count.observed == 41
+        assert backend is not None
+        assert backend.token_count.observed == 41
         # Far below 500: as low as an estimate may go (one token per 16 characters), with
         # the prior still weighing a little.
         assert 2000 / 16 <= gateway.prompt_tokens("small", 2000) < 150
+        metrics = httpx.get(url + "/metrics").text
+        line = next(m for m in metrics.splitlines() if m.startswith("gateway_backend_chars_per"))
+        assert 'backend="small-0"' in line
+        assert float(line.split()[-1]) == backend.token_count.chars_per_token > 4

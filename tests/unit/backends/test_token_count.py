@@ -43,6 +43,13 @@ def test_estimate(
     assert low <= _taught(pairs, times).estimate(chars) <= high
 
 
+def test_characters_per_token() -> None:
+    assert TokenCount().chars_per_token == 4
+    assert _taught([(300, 100), (3000, 1000), (9000, 3000)], 25).chars_per_token == (
+        pytest.approx(3, rel=0.01)
+    )
+
+
 def test_it_follows_a_backend_that_changed() -> None:
     count = _taught([(1000, 250), (5000, 1250)], times=200)
     for _ in range(600):  # a new model behind the same URL: 2 characters a token
