@@ -18,7 +18,7 @@ from gateway.access_log import ms
 from gateway.admission.permit import Permit
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
-from gateway.classify.messages import prompt_chars
+from gateway.classify.messages import prompt_chars, requested_max_tokens
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
 from gateway.path.report import Reporter, request_fields
@@ -103,6 +103,11 @@ class Lease:
         TTFT predictor learns how long it took)."""
         if self._permit is not None:
             self._permit.prefilled()
+            # Done within its remaining budget at the backend's pace: admission bounds this
+            # slot's release by it.
+            budget, pace = requested_max_tokens(self.ctx.request.body), self.backend.decode_pace
+            if budget is not None and (upper := pace.upper()) is not None:
+                self._permit.decoding(max(0, budget - 1) * upper)
         if self._pending:
             self._not_pending()
             observed = self._observed = self._clock() - self._started
@@ -173,7 +178,10 @@ class Lease:
             m.ttft.labels(pool, length, cache).observe(first - self.ctx.arrival)
             tokens = outcome.output_tokens or 0
             if tokens > 1 and self.ctx.request.stream:
-                m.tpot.labels(pool, length).observe((now - first) / (tokens - 1))
+                pace = (now - first) / (tokens - 1)
+                m.tpot.labels(pool, length).observe(pace)
+                if outcome.status == 200:
+                    self.backend.decode_pace.observe(pace)
         if outcome.phase is not None and outcome.error_kind == "client_gone":
             m.cancellations.labels(outcome.phase.value).inc()
         if self._report is not None:
