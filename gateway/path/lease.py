@@ -99,12 +99,11 @@ class Lease:
         metrics.inflight.labels(plan.pool.name).inc()
 
     def first_token(self) -> None:
-        """The backend is past this request's prefill (prefill pacing counts it no more; the
-        TTFT predictor learns how long it took)."""
+        """The backend is past this request's prefill: prefill pacing counts it no more, the
+        TTFT predictor learns how long it took, and a stream with a ``max_tokens`` tells
+        admission by when it gives its slot back (its remaining budget at the pace)."""
         if self._permit is not None:
             self._permit.prefilled()
-            # Done within its remaining budget at the backend's pace: admission bounds this
-            # slot's release by it.
             budget, pace = requested_max_tokens(self.ctx.request.body), self.backend.decode_pace
             if budget is not None and (upper := pace.upper()) is not None:
                 self._permit.decoding(max(0, budget - 1) * upper)
