@@ -24,7 +24,8 @@ whenever the prediction changes (``recheck``: a release, a new waiter ahead, a b
 away): one whose expected dispatch is past its give-up time is refused at once. (Admission
 decides on the calibrated, pessimistic wait and the re-check on the expected one: a waiter
 is not dropped on the same margin that let it in.)
-``Permit.release`` frees the slot (the limit algorithm and ``hold.py`` learn from it).
+``Permit.release`` frees the slot, feeds the limit algorithm the backend's latency and the
+hold-time estimate the slot's hold time.
 
 With a ``LeaseGate`` (cluster admission), a slot also needs a lease from the gate
 (``lease_pump.py``).
@@ -265,7 +266,6 @@ class PoolAdmission:
             clock=self._clock,
             lease=lease,
             prefill=request.prompt_tokens,
-            hold=self.hold,
         )
 
     def _give_up_at(

@@ -15,10 +15,6 @@ by each time ``t`` (on a geometric grid of ``_GRID`` points), and the ``j``-th r
 when that number reaches ``j - 1/2``. (Not each holder's own expected end, sorted: eight
 slots taken together end, on average, much sooner than eight times the mean.)
 
-A holder may also be bounded (``bound``): one streaming at most ``m`` more tokens at a known
-pace gives its slot back by then, whatever the sample says (its share reaches 1 at its
-bound). A holder past its bound is judged by the sample alone again.
-
 With ``slots`` slots, the waiter at ``position`` (0: next) gets the slot of the
 ``position + 1``-th release that frees one; the releases of holders beyond ``slots`` (sent
 before the engines' batch limit was learned, or whose slots went with a replica) free none;
@@ -60,16 +56,7 @@ _FINEST_S = 0.001  # the first of them after 0
 class HoldTimes:
     """Slot holds of one pool: its holders and its recent hold times. Not thread-safe."""
 
-    __slots__ = (
-        "_bounds",
-        "_eta",
-        "_holders",
-        "_order",
-        "_prior",
-        "_sorted",
-        "ratio_p90",
-        "releases",
-    )
+    __slots__ = ("_eta", "_holders", "_order", "_prior", "_sorted", "ratio_p90", "releases")
 
     def __init__(self, *, prior_s: float = 5.0, window: int = 256, eta: float = 0.05) -> None:
         if not (math.isfinite(prior_s) and prior_s > 0.0):
@@ -80,7 +67,6 @@ class HoldTimes:
         self._order: deque[float] = deque(maxlen=window)  # hold times, oldest first
         self._sorted: list[float] = []  # the same, sorted
         self._holders: list[float] = []  # when each current holder took its slot, sorted
-        self._bounds: list[float] = []  # by when each gives it back at the latest (or inf)
         self._eta = eta
         self.ratio_p90 = 1.0  # observed / expected wait, 90th percentile (at least 1)
         self.releases = 0
@@ -89,9 +75,7 @@ class HoldTimes:
 
     def start(self, now: float) -> None:
         """A slot was taken at ``now``."""
-        i = bisect.bisect_right(self._holders, now)
-        self._holders.insert(i, now)
-        self._bounds.insert(i, math.inf)
+        bisect.insort(self._holders, now)
 
     def end(self, now: float, held_s: float | None) -> None:
         """A slot taken ``held_s`` ago was given back (``None``: the latest taken)."""
@@ -99,27 +83,14 @@ class HoldTimes:
             return
         if held_s is None or not math.isfinite(held_s):
             self._holders.pop()
-            self._bounds.pop()
             return
-        i = self._nearest(now - held_s)
-        del self._holders[i]
-        del self._bounds[i]
-
-    def bound(self, started: float, by: float) -> None:
-        """The slot taken at ``started`` will be given back by ``by`` at the latest."""
-        if self._holders and math.isfinite(by):
-            i = self._nearest(started)
-            self._bounds[i] = min(self._bounds[i], by)
-
-    def _nearest(self, started: float) -> int:
-        """The holder whose start is nearest ``started`` (permits count their hold from when
-        the waiter woke up, a little after the slot was taken here)."""
-        i = bisect.bisect_left(self._holders, started)
+        i = bisect.bisect_left(self._holders, now - held_s)
+        # The nearest start: permits count their hold from when the waiter woke up.
         if i == len(self._holders) or (
-            i > 0 and started - self._holders[i - 1] <= self._holders[i] - started
+            i > 0 and now - held_s - self._holders[i - 1] <= self._holders[i] - (now - held_s)
         ):
             i -= 1
-        return i
+        del self._holders[i]
 
     def on_release(self, held_s: float) -> None:
         if not (math.isfinite(held_s) and held_s >= 0.0):
@@ -154,24 +125,19 @@ class HoldTimes:
         if slots <= 0:
             return [math.inf] * count
         ages = [max(0.0, now - started) for started in self._holders]
-        # Past its bound, a holder is judged by the sample alone again.
-        left = [by - now if by > now else math.inf for by in self._bounds]
         # A slot without a holder here is asked about only when it cannot be had (the
         # cluster's leases, the prefill budget): held as if just taken.
-        unseen = max(0, slots - len(ages))
-        ages += [0.0] * unseen
-        left += [math.inf] * unseen
+        ages += [0.0] * max(0, slots - len(ages))
         drained = len(ages) - slots  # releases that free no slot: the first ones
-        waits = self._release_times(ages, left)[drained:]
+        waits = self._release_times(ages)[drained:]
         mean = self.mean_s
         while len(waits) < count:
             waits.append(waits[len(waits) - slots] + mean)  # that slot's next holder's turn
         return waits[:count]
 
-    def _release_times(self, ages: list[float], left: list[float]) -> list[float]:
-        """When the 1st, 2nd, ... of holders of these ages (giving their slots back within
-        ``left`` seconds at the latest) is expected to give its slot back: the first time
-        the expected number of releases reaches 0.5, 1.5, ..."""
+    def _release_times(self, ages: list[float]) -> list[float]:
+        """When the 1st, 2nd, ... of holders of these ages is expected to give its slot
+        back: the first time the expected number of releases reaches 0.5, 1.5, ..."""
         sample = np.asarray(self._sorted or [self._prior])
         held = np.asarray(ages)
         shorter = np.searchsorted(sample, held, side="right")
@@ -185,10 +151,7 @@ class HoldTimes:
         share = (ended - shorter[:, None]) / np.maximum(longer, 1)[:, None]
         # Held longer than every sampled hold: as long again.
         past = (grid[None, :] >= held[:, None]).astype(float)
-        released = np.where((longer > 0)[:, None], share, past)
-        # A bounded holder has given its slot back by its bound.
-        released = np.where(grid[None, :] >= np.asarray(left)[:, None], 1.0, released)
-        expected = released.sum(axis=0)
+        expected = np.where((longer > 0)[:, None], share, past).sum(axis=0)
         at = np.searchsorted(expected, np.arange(len(ages)) + 0.5, side="left")
         return [float(grid[min(i, _GRID - 1)]) for i in at]
 

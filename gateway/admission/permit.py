@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from gateway.admission.hold import HoldTimes
-
 
 class Releases(Protocol):
     """What a permit gives back to its pool's admission (``controller.PoolAdmission``)."""
@@ -24,7 +22,6 @@ class Permit:
         "_clock",
         "_cost",
         "_granted_at",
-        "_hold",
         "_lease",
         "_prefill",
         "_released",
@@ -40,10 +37,8 @@ class Permit:
         clock: Callable[[], float],
         lease: str | None = None,
         prefill: float = 0.0,
-        hold: HoldTimes | None = None,
     ) -> None:
         self._admission = admission
-        self._hold = hold  # the pool's slot holds, which ``decoding`` bounds
         self._cost = cost
         self._lease = lease
         self._prefill = prefill
@@ -57,11 +52,6 @@ class Permit:
         if self._prefill:
             tokens, self._prefill = self._prefill, 0.0
             self._admission.prefilled(tokens)
-
-    def decoding(self, within_s: float) -> None:
-        """The request is streaming and will be done within ``within_s`` at the latest."""
-        if self._hold is not None and not self._released:
-            self._hold.bound(self._granted_at, self._clock() + within_s)
 
     def release(self, *, latency_s: float | None, dropped: bool) -> None:
         if not self._released:

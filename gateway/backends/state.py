@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
-from gateway.backends.decode_pace import DecodePace
 from gateway.backends.scrape import Load
 from gateway.backends.token_count import TokenCount
 from gateway.backends.ttft import TtftFeatures, TtftModel
@@ -58,7 +57,6 @@ class BackendState:
     ttft_model: TtftModel = field(default_factory=TtftModel)
     # Prompt tokens it counts per character sent, learned from its ``usage`` (token_count.py).
     token_count: TokenCount = field(default_factory=TokenCount)
-    decode_pace: DecodePace = field(default_factory=DecodePace)  # seconds per streamed token
 
     def ttft_features(self, uncached_tokens: float) -> TtftFeatures:
         """What stands between a request sent now and its first token (``backends/ttft.py``)."""

@@ -18,7 +18,7 @@ from gateway.access_log import ms
 from gateway.admission.permit import Permit
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState
-from gateway.classify.messages import prompt_chars, requested_max_tokens
+from gateway.classify.messages import prompt_chars
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
 from gateway.path.report import Reporter, request_fields
@@ -99,14 +99,10 @@ class Lease:
         metrics.inflight.labels(plan.pool.name).inc()
 
     def first_token(self) -> None:
-        """The backend is past this request's prefill: prefill pacing counts it no more, the
-        TTFT predictor learns how long it took, and a stream with a ``max_tokens`` tells
-        admission by when it gives its slot back (its remaining budget at the pace)."""
+        """The backend is past this request's prefill (prefill pacing counts it no more; the
+        TTFT predictor learns how long it took)."""
         if self._permit is not None:
             self._permit.prefilled()
-            budget, pace = requested_max_tokens(self.ctx.request.body), self.backend.decode_pace
-            if budget is not None and (upper := pace.upper()) is not None:
-                self._permit.decoding(max(0, budget - 1) * upper)
         if self._pending:
             self._not_pending()
             observed = self._observed = self._clock() - self._started
@@ -177,10 +173,7 @@ class Lease:
             m.ttft.labels(pool, length, cache).observe(first - self.ctx.arrival)
             tokens = outcome.output_tokens or 0
             if tokens > 1 and self.ctx.request.stream:
-                pace = (now - first) / (tokens - 1)
-                m.tpot.labels(pool, length).observe(pace)
-                if outcome.status == 200:
-                    self.backend.decode_pace.observe(pace)
+                m.tpot.labels(pool, length).observe((now - first) / (tokens - 1))
         if outcome.phase is not None and outcome.error_kind == "client_gone":
             m.cancellations.labels(outcome.phase.value).inc()
         if self._report is not None:

@@ -50,39 +50,6 @@ def test_a_holder_stuck_for_minutes_does_not_blur_the_others() -> None:
     assert hold.expected_waits(3, 3, NOW) == pytest.approx([1.0, 3.0, 600.0], rel=0.07)
 
 
-# (how long the single holder has held its slot, its bound from now or None) -> its release
-BOUNDS: dict[str, tuple[float, float | None, float]] = {
-    "unbounded, held 2 s: one of the 10 s kind": (2.0, None, 8.0),
-    # At most 30 tokens left at 20 ms each: done within 0.6 s, whatever the sample says.
-    "bounded: back by its bound": (2.0, 0.6, 0.6),
-    "a bound later than the sample's guess changes nothing": (2.0, 9.0, 8.0),
-    # It overran its bound (a slower pace than ever seen): the sample alone again.
-    "past its bound: the sample again": (2.0, -0.5, 8.0),
-}
-
-
-@pytest.mark.parametrize(("held", "left", "release"), BOUNDS.values(), ids=BOUNDS.keys())
-def test_a_holder_is_back_by_its_bound(held: float, left: float | None, release: float) -> None:
-    hold = HoldTimes(prior_s=5.0)
-    for h in (1.0, 10.0):
-        hold.on_release(h)
-    hold.start(NOW - held)
-    if left is not None:
-        hold.bound(NOW - held, NOW + left)
-    assert hold.expected_waits(1, 1, NOW) == pytest.approx([release], rel=0.05)
-
-
-def test_a_bound_goes_to_the_holder_that_started_nearest() -> None:
-    hold = HoldTimes(prior_s=5.0)
-    for h in (1.0, 10.0):
-        hold.on_release(h)
-    for started in (NOW - 4.0, NOW - 2.0):
-        hold.start(started)
-    hold.bound(NOW - 2.01, NOW + 0.5)  # the permit's clock read a little after the claim
-    hold.end(NOW, 4.0)  # the unbounded one leaves: the bounded one is what is left
-    assert hold.expected_waits(1, 1, NOW) == pytest.approx([0.5], rel=0.05)
-
-
 def test_a_weighted_position_is_in_proportion_between_two() -> None:
     hold = HoldTimes(prior_s=5.0)
     for h in (1.0, 3.0):

@@ -156,32 +156,6 @@ async def test_after_learning_the_hold_time_the_queue_takes_what_fits(
     burst.cancel()
 
 
-@pytest.mark.parametrize(
-    ("within_s", "admitted"),
-    [
-        (None, False),  # a holder of 10 s holds: the next one waits 10 s
-        (0.5, True),  # it streams its last tokens: back within 0.5 s
-        (5.0, False),  # a bound past the objective helps nobody
-    ],
-)
-async def test_a_streaming_holder_bounded_by_its_budget_lets_the_next_one_in(
-    within_s: float | None, admitted: bool
-) -> None:
-    clock = Clock(1000.0)
-    pool = _pool(1, clock)
-    await _teach_hold(pool, clock, 10.0)
-    holder = Burst(pool)
-    holder.send(_req(clock))
-    await _settle()
-    (permit,) = holder.granted()
-    clock.now += 1.0
-    if within_s is not None:
-        permit.decoding(within_s)  # its first token: at most so many tokens left, at a pace
-    decision = pool.check(_req(clock))
-    assert (decision.refuse is None) is admitted
-    permit.release(latency_s=None, dropped=False)
-
-
 async def test_an_idle_pool_does_not_read_as_stalled() -> None:
     clock = Clock(1000.0)
     pool = _pool(2, clock)
