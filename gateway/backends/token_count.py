@@ -14,7 +14,7 @@ extends the slope to prompts far longer than any seen; a few dozen observations 
 ``a`` is the template's overhead per request, ``1 / b`` the characters per token.
 
 An estimate stays between ``chars / 16`` and ``chars + 256`` whatever the fit, so one odd
-answer (a backend that counts an image, a reply cut short) cannot make it absurd.
+answer (a backend that counts an image, or truncates a prompt) cannot make it absurd.
 """
 
 from __future__ import annotations
