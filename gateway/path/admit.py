@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import partial
 
 from gateway.admission.controller import PoolAdmission
 from gateway.admission.decision import AdmissionRequest, Decision
@@ -28,9 +27,9 @@ from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import fits_pool
 from gateway.request import GENERATING
 
-# Characters of a prompt -> the prompt tokens a pool's backends count for them
+# (pool, characters of a prompt) -> the prompt tokens the pool's backends count for them
 # (``runtime.Gateway.prompt_tokens``, learned from their ``usage``).
-TokenCounter = Callable[[int], float]
+TokenCounter = Callable[[str, int], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,24 +44,19 @@ async def admit(
     metrics: GatewayMetrics,
     ctx: RequestContext,
     plan: Plan,
-    count: Callable[[str, int], float],
+    count: TokenCounter,
 ) -> Admitted:
-    """``count(pool, chars)``: the prompt tokens the pool's backends count for ``chars``."""
     pool = admissions[plan.pool.name]
     split = ctx.policy.auto_split
     routed_small = split.small if split is not None else ctx.policy.default_pool
     smaller = pool.settings.degrade_to or routed_small
     degradable = smaller != plan.pool.name and may_degrade(ctx, plan, smaller)
-    request = admission_request(
-        ctx, pool.settings.long_prompt_tokens, degradable, partial(count, plan.pool.name)
-    )
+    request = admission_request(ctx, pool, degradable, count)
     decision = pool.check(request)
     degraded = False
     if degradable and _should_degrade(plan, pool, decision):
         target = admissions[smaller]
-        moved = admission_request(
-            ctx, target.settings.long_prompt_tokens, False, partial(count, smaller)
-        )
+        moved = admission_request(ctx, target, False, count)
         verdict = target.check(moved)
         if verdict.refuse is None or decision.degrade_to is not None:
             reason = f"{plan.reason};degraded:{smaller}"
@@ -97,17 +91,18 @@ def may_degrade(ctx: RequestContext, plan: Plan, smaller: str | None) -> bool:
 
 
 def admission_request(
-    ctx: RequestContext, long_prompt_tokens: int, degradable: bool, count: TokenCounter
+    ctx: RequestContext, admission: PoolAdmission, degradable: bool, count: TokenCounter
 ) -> AdmissionRequest:
     """What the pool's admission weighs: priority, deadline, lane by prompt size (in tokens
     as the pool's backends count them: ``count``), and cost (prompt plus ``max_tokens``, or a
     default for a request that generates)."""
     body = ctx.request.body
-    prompt_tokens = count(prompt_chars(body))
+    prompt_tokens = count(admission.pool.name, prompt_chars(body))
+    long_from = admission.settings.long_prompt_tokens
     output = expected_output_tokens(body, generates=ctx.request.endpoint in GENERATING)
     return AdmissionRequest(
         priority=ctx.priority,
-        lane=Lane.LONG if prompt_tokens >= long_prompt_tokens else Lane.SHORT,
+        lane=Lane.LONG if prompt_tokens >= long_from else Lane.SHORT,
         cost=prompt_tokens + float(output),
         deadline=ctx.deadline,
         degradable=degradable,

@@ -14,7 +14,6 @@ import asyncio
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from functools import partial
 from typing import Any, Protocol
 
 import orjson
@@ -74,8 +73,7 @@ class InternalCompletion:
         ctx = RequestContext(
             uuid.uuid4().hex, gateway.clock(), request, policy, {}, Priority.SHEDDABLE
         )
-        count = partial(gateway.prompt_tokens, pool_name)
-        wanted = admission_request(ctx, pool.settings.admission.long_prompt_tokens, False, count)
+        wanted = admission_request(ctx, admission, False, gateway.prompt_tokens)
         decision = admission.check(wanted)
         if decision.refuse is not None:
             raise admission.refusal(wanted, decision)

@@ -14,7 +14,6 @@ pool's). Its backend calls show in ``gateway_requests_total`` with ``cache="veri
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from gateway.admission.queue import Priority
@@ -63,8 +62,7 @@ async def _ask(gateway: Gateway, ctx: RequestContext) -> dict[str, Any]:
         raise NoAnswer("skipped", "the gateway is not serving")
     ctx, plan = compress_stage(ctx, plan_pool(ctx), gateway.summaries, gateway.metrics, {})
     admission = gateway.admissions[plan.pool.name]
-    count = partial(gateway.prompt_tokens, plan.pool.name)
-    wanted = admission_request(ctx, admission.settings.long_prompt_tokens, False, count)
+    wanted = admission_request(ctx, admission, False, gateway.prompt_tokens)
     decision = admission.check(wanted)  # its prediction says whether a slot is free now
     if decision.prediction.wait_s > 0:
         raise NoAnswer("skipped", f"no free slot in pool {plan.pool.name!r}")
