@@ -29,13 +29,9 @@ O(log n) amortised.
 lane: every waiting ticket of the same or higher priority (ties on priority counted as ahead,
 deadlines ignored: an upper bound). The other lane: while the own lane dispatches those ``n``
 tickets and the new one (``n + 1`` pops), the other lane gets about ``(n + 1) * w_other /
-w_own`` dispatches (``w_long = long_lane_share``, ``w_short = 1 - w_long``), each costing the
-other lane's mean cost; the other lane takes turns whatever the priority of its tickets. For a
-short ticket these are capped at the long lane's length; for a long ticket they are not,
-once the short lane holds any: short prompts keep arriving while a long one waits out its
-three-in-four turns, and a long waiter counted only behind the short ones present was often
-refused after waiting (the SLO benchmark's steady 2x overload: 8-9 long prompts refused
-late per run with the cap, 2-4 without).
+w_own`` dispatches (``w_long = long_lane_share``, ``w_short = 1 - w_long``), capped at its
+length, each costing the other lane's mean cost; the other lane takes turns whatever the
+priority of its tickets.
 
 Parameters
     ``long_lane_share``  share of dispatches the long lane gets while both lanes wait, in
@@ -242,10 +238,9 @@ class AdmissionQueue:
         other_count = self.depth(other)
         if other_count == 0:
             return float(ahead), own_work
-        turns = (ahead + 1) * self._weight(other) / self._weight(lane)
-        # A long ticket: the short lane is taken to stay busy (short prompts keep arriving
-        # while it waits), so its turn comes only after its share of the pops.
-        other_turns = turns if lane is Lane.LONG else min(float(other_count), turns)
+        other_turns = min(
+            float(other_count), (ahead + 1) * self._weight(other) / self._weight(lane)
+        )
         return ahead + other_turns, own_work + self.work(other) / other_count * other_turns
 
     def _weight(self, lane: Lane) -> float:
