@@ -84,10 +84,11 @@ class HoldTimes:
         if held_s is None or not math.isfinite(held_s):
             self._holders.pop()
             return
-        i = bisect.bisect_left(self._holders, now - held_s)
+        started = now - held_s
+        i = bisect.bisect_left(self._holders, started)
         # The nearest start: permits count their hold from when the waiter woke up.
         if i == len(self._holders) or (
-            i > 0 and now - held_s - self._holders[i - 1] <= self._holders[i] - (now - held_s)
+            i > 0 and started - self._holders[i - 1] <= self._holders[i] - started
         ):
             i -= 1
         del self._holders[i]

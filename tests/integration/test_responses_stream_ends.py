@@ -42,7 +42,7 @@ async def _script(ending: str) -> AsyncIterator[bytes]:
     if ending == "error_event":
         yield _event("error", sequence_number=2, code="server_error", message=SECRET_WORDS)
     elif ending == "silent":
-        await asyncio.sleep(3600)
+        await asyncio.Event().wait()  # silent until the gateway gives up and cancels it
 
 
 def _backend() -> Starlette:
