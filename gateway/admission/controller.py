@@ -259,14 +259,8 @@ class PoolAdmission:
         self.hold.end(self._clock(), None)
 
     def _permit(self, request: AdmissionRequest, queued: float, lease: str | None = None) -> Permit:
-        return Permit(
-            self,
-            request.cost,
-            queued,
-            clock=self._clock,
-            lease=lease,
-            prefill=request.prompt_tokens,
-        )
+        tokens = request.prompt_tokens
+        return Permit(self, request.cost, queued, clock=self._clock, lease=lease, prefill=tokens)
 
     def _give_up_at(
         self, request: AdmissionRequest, decision: Decision | None, now: float
@@ -294,8 +288,7 @@ class PoolAdmission:
             self.hold.on_wait(self._clock() - ticket.enqueued_at, waiter.expected_s)
             position = self.queue.ordered().index(ticket)
             wait = self.hold.wait_s(position, self.slots(), self._clock())
-            prediction = self._after(waiter.request, wait)
-            raise self._refused(waiter.request, self._late_reason(ticket), prediction) from None
+            raise self._late_refusal(ticket, wait) from None
 
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
         if granted.done() and not granted.cancelled() and granted.exception() is None:
@@ -329,9 +322,14 @@ class PoolAdmission:
         waiter = _waiter(ticket)
         self.queue.remove(ticket)
         if not waiter.granted.done():
-            prediction = self._after(waiter.request, wait)
-            error = self._refused(waiter.request, self._late_reason(ticket), prediction)
-            waiter.granted.set_exception(error)
+            waiter.granted.set_exception(self._late_refusal(ticket, wait))
+
+    def _late_refusal(self, ticket: Ticket, wait: float) -> GatewayError:
+        """A waiter's refusal: with ``wait`` still to go, it cannot be served in time."""
+        waiter = _waiter(ticket)
+        prediction = self._after(waiter.request, wait)
+        queued = max(0.0, self._clock() - ticket.enqueued_at)
+        return self._refused(waiter.request, self._late_reason(ticket), prediction, queued)
 
     def _late_reason(self, ticket: Ticket) -> str:
         client = _waiter(ticket).client_deadline
@@ -373,7 +371,7 @@ class PoolAdmission:
         return Prediction(wait_s, self._backend_ttft(request.prompt_tokens) or 0.0)
 
     def _refused(
-        self, request: AdmissionRequest, reason: str, prediction: Prediction
+        self, request: AdmissionRequest, reason: str, prediction: Prediction, queued_s: float = 0.0
     ) -> GatewayError:
         name, priority = self.pool.name, request.priority.name.lower()
         self._metrics.shed.labels(name, reason, priority).inc()
@@ -389,6 +387,8 @@ class PoolAdmission:
                 # What the refusal was decided on: the wait for a slot, then the replica.
                 "x-gateway-predicted-wait-ms": f"{prediction.wait_s * 1000:.0f}",
                 "x-gateway-predicted-ttft-ms": f"{ttft_s * 1000:.0f}",
+                # 0: refused at arrival; else how long it waited for a slot first.
+                "x-gateway-queue-ms": f"{queued_s * 1000:.0f}",
             },
         )
 

@@ -4,13 +4,17 @@ Each check says met (True), missed (False) or not measured (None: no row to judg
 measured figures. Rows are ``loadtests.slo.rows`` figures plus ``scenario``, ``load``,
 ``multiple``, ``target`` and ``status`` (``None`` when the target ran).
 
-1. At 1x or less: shed at most 1% and goodput at least 0.98x direct's.
+1. At 1x or less: shed at most 1% and goodput at least 0.98x direct's. (Shown beside it:
+   the share direct serves late or not at all on the same arrivals, what would have to be
+   served late to shed less.)
 2. From 2x to 5x: admitted p99 TTFT within the objective (p99 of TTFT / objective <= 1).
 3. At 3x: goodput at least 2x direct's.
 4. From 2x to 5x: goodput at least every peer's.
 5. Cold burst: every request answered (served or refused) within its objective + 1 s, and
    no client timeout.
-6. Refusals: p99 under 20 ms at the client, in every row with refusals.
+6. Refusals: p99 under 20 ms at the client, in every row with refusals. (Shown beside it:
+   the p99 of the refusals decided at arrival, how many came after a wait, and the refusal
+   p99 of the peers that refuse, on the same arrivals and client.)
 """
 
 from __future__ import annotations
@@ -62,9 +66,10 @@ def _in_band(rows: Sequence[Row], keep: Callable[[float], bool]) -> list[Row]:
 def _at_most_1x(rows: Sequence[Row]) -> Check:
     judged = []
     for row in _in_band(rows, lambda m: m <= 1.0):
-        vs = _vs_direct(rows, row)
+        vs, direct = _vs_direct(rows, row), _peer_of(rows, row, "direct")
         ok = (row["shed"] or 0.0) <= 0.01 and vs is not None and vs >= 0.98
-        judged.append((ok, f"{_where(row)}: shed {row['shed']:.1%}, goodput "
+        late = "" if direct is None else f" (direct: {1.0 - direct['goodput']:.1%} late)"
+        judged.append((ok, f"{_where(row)}: shed {row['shed']:.1%}{late}, goodput "
                            f"{times(vs)} direct"))  # fmt: skip
     return _verdict("at <= 1x: shed <= 1% and goodput >= 0.98x direct", judged)
 
@@ -117,8 +122,22 @@ def _refusals(rows: Sequence[Row]) -> Check:
     for row in _ran(rows, GATEWAY):
         p99 = row["refusal_p99_ms"]
         if p99 is not None:
-            judged.append((p99 < REFUSAL_P99_MS, f"{_where(row)}: {p99:,.1f} ms"))
+            judged.append((p99 < REFUSAL_P99_MS, f"{_where(row)}: {p99:,.1f} ms" +
+                           _refusal_context(rows, row)))  # fmt: skip
     return _verdict(f"refusal p99 < {REFUSAL_P99_MS:g} ms at the client", judged)
+
+
+def _refusal_context(rows: Sequence[Row], row: Row) -> str:
+    parts = []
+    if (after := row.get("refusals_after_wait")) is not None:
+        at_once = row.get("refusal_at_arrival_p99_ms")
+        parts.append(f"{after} after a wait; at arrival "
+                     + ("none" if at_once is None else f"{at_once:,.1f} ms"))  # fmt: skip
+    for peer in PEERS:
+        other = _peer_of(rows, row, peer)
+        if other is not None and other["refusal_p99_ms"] is not None:
+            parts.append(f"{peer} {other['refusal_p99_ms']:,.1f} ms")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def check_targets(rows: Sequence[Row]) -> list[Check]:

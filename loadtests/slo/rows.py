@@ -11,7 +11,10 @@ Definitions, over the requests a row counts (``n`` of them, first attempts, in p
   has to go when arrivals run at ``multiple`` times capacity, ``max(0, 1 - 1/multiple)``.
 - client timeouts: requests the client gave up on (no first token within its timeout, or
   the whole answer not within a long allowance after that); errors: any other failure.
-- refusal p99: the 99th percentile of send-to-answer time of the 429/503s, at the client.
+- refusal p99: the 99th percentile of send-to-answer time of the 429/503s, at the client;
+  for a target that says how long a refusal waited for a slot (the gateway's
+  ``x-gateway-queue-ms``), the same over the refusals decided at arrival (0 ms queued), and
+  how many came after a wait.
 - answered in time: share served within objective + 1 s or refused within objective + 1 s.
 - Retry-After: refusals that advised a delay, how many the client retried (once, after the
   delay, when it was at most its cap) and how many of those retries were served.
@@ -49,6 +52,25 @@ def advised_delay_s(record: RequestRecord) -> float | None:
     except ValueError:
         return None
     return delay if delay >= 0 else None
+
+
+def queued_ms(record: RequestRecord) -> float | None:
+    """How long a refusal waited for a slot, by its ``x-gateway-queue-ms`` (else ``None``)."""
+    try:
+        return float(record.headers["x-gateway-queue-ms"]) if record.shed else None
+    except (KeyError, ValueError):
+        return None
+
+
+def refusal_split(shed: Sequence[RequestRecord]) -> dict[str, Any]:
+    """Refusals at arrival (their p99 at the client, ms) and after a wait (how many); both
+    ``None`` when no refusal says how long it waited."""
+    queued = [(r, q) for r in shed if (q := queued_ms(r)) is not None]
+    if not queued:
+        return {"refusal_at_arrival_p99_ms": None, "refusals_after_wait": None}
+    at_once = [r.e2e_s for r, q in queued if q <= 0.0 and r.e2e_s is not None]
+    return {"refusal_at_arrival_p99_ms": _ms(percentile(at_once, 99)),
+            "refusals_after_wait": sum(q > 0.0 for _, q in queued)}  # fmt: skip
 
 
 def _in_time(record: RequestRecord, objective_s: float) -> bool:
@@ -122,6 +144,7 @@ def row_metrics(
         "timeouts": timeouts,
         "errors": dict(others),
         "refusal_p99_ms": _ms(percentile([r.e2e_s for r in shed if r.e2e_s is not None], 99)),
+        **refusal_split(shed),
         "answered_in_time": (
             sum(_answered_in_time(r, objective[r.index]) for r in records) / n if n else None
         ),

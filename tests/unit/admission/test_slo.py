@@ -237,7 +237,12 @@ async def test_a_waiter_is_admitted_on_the_calibrated_wait_and_dropped_on_the_ex
     pool.recheck()
     await _settle()
     assert burst.waiting() == 1
-    assert [getattr(e, "code", None) for e in burst.failed()] == ["objective_unmeetable"]
+    late = burst.failed()
+    assert [getattr(e, "code", None) for e in late] == ["objective_unmeetable"]
+    # The client can tell a refusal after a wait from one at arrival.
+    assert isinstance(late[0], GatewayError)
+    assert late[0].response_headers()["x-gateway-queue-ms"] == "750"
+    assert burst.refused[0].response_headers()["x-gateway-queue-ms"] == "0"
     burst.cancel()
 
 
@@ -342,4 +347,5 @@ async def test_a_refusal_says_what_it_was_decided_on() -> None:
     headers = error.response_headers()
     assert headers["x-gateway-predicted-wait-ms"] == "0"
     assert headers["x-gateway-predicted-ttft-ms"] == "2500"
+    assert headers["x-gateway-queue-ms"] == "0"
     assert headers["retry-after"] == "3"

@@ -70,6 +70,18 @@ def test_checks_without_rows_are_not_measured_and_say_the_figures() -> None:
     assert "| refusal p99 < 20 ms at the client | not measured | no row to judge |" in table
 
 
+def test_checks_show_what_the_targets_are_up_against() -> None:
+    rows = _rows(**{"1x": {"shed": 0.05}, "3x": {"refusal_p99_ms": 900.0,
+                    "refusal_at_arrival_p99_ms": 3.5, "refusals_after_wait": 4}})  # fmt: skip
+    rows[2]["refusal_p99_ms"] = 2.0  # nginx at 1x refuses too
+    rows[6]["refusal_p99_ms"] = 2.5  # and at 3x
+    checks = check_targets(rows)
+    assert "bursty 1x: shed 5.0% (direct: 10.0% late), goodput 1.00x direct" in checks[0].detail
+    assert "bursty 3x: 900.0 ms (4 after a wait; at arrival 3.5 ms; nginx 2.5 ms)" in (
+        checks[5].detail
+    )
+
+
 def test_scenario_table_cells() -> None:
     rows = _rows(**{"3x": {"shed": 0.7, "shed_beyond_excess": 0.0333, "refusal_p99_ms": 4.25,
                            "retry": {"advised": 8, "retried": 6, "admitted": 3},

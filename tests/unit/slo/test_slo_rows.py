@@ -7,7 +7,7 @@ import pytest
 from loadtests.loadgen.record import RequestRecord
 from loadtests.slo.objective import ttft_objective_s
 from loadtests.slo.prom import histogram_buckets, histogram_quantile
-from loadtests.slo.rows import advised_delay_s, excess_share, row_metrics
+from loadtests.slo.rows import advised_delay_s, excess_share, refusal_split, row_metrics
 
 
 @pytest.mark.parametrize(
@@ -134,3 +134,31 @@ def test_row_metrics_without_the_prediction_histogram() -> None:
     row = row_metrics([_rec(0)], TOKENS, multiple=1.0, window_s=1.0,
                       metrics_text="gateway_requests_total 3.0\n")  # fmt: skip
     assert row["predictor_error_p50_ms"] is None
+
+
+def _refusal(i: int, e2e: float, queued_ms: str | None) -> RequestRecord:
+    record = _rec(i, 503, None, e2e, "http_503", "2")
+    if queued_ms is not None:
+        record.headers["x-gateway-queue-ms"] = queued_ms
+    return record
+
+
+@pytest.mark.parametrize(
+    ("refusals", "at_arrival_p99_ms", "after_wait"),
+    [
+        ([], None, None),
+        ([_refusal(0, 0.004, None)], None, None),  # a peer: it does not say
+        ([_refusal(0, 0.004, "0"), _refusal(1, 0.006, "0")], 5.98, 0),
+        ([_refusal(0, 0.004, "0"), _refusal(1, 1.2, "1180")], 4.0, 1),  # the late one apart
+        ([_refusal(0, 0.9, "880"), _refusal(1, 0.004, "junk")], None, 1),
+    ],
+)  # fmt: skip
+def test_refusals_at_arrival_apart_from_those_after_a_wait(
+    refusals: list[RequestRecord], at_arrival_p99_ms: float | None, after_wait: int | None
+) -> None:
+    split = refusal_split(refusals)
+    assert split["refusals_after_wait"] == after_wait
+    if at_arrival_p99_ms is None:
+        assert split["refusal_at_arrival_p99_ms"] is None
+    else:
+        assert split["refusal_at_arrival_p99_ms"] == pytest.approx(at_arrival_p99_ms)
