@@ -68,7 +68,8 @@ def _at_most_1x(rows: Sequence[Row]) -> Check:
     for row in _in_band(rows, lambda m: m <= 1.0):
         vs, direct = _vs_direct(rows, row), _peer_of(rows, row, "direct")
         ok = (row["shed"] or 0.0) <= 0.01 and vs is not None and vs >= 0.98
-        late = "" if direct is None else f" (direct: {1.0 - direct['goodput']:.1%} late)"
+        served = None if direct is None else direct["goodput"]
+        late = "" if served is None else f" (direct: {1.0 - served:.1%} late)"
         judged.append((ok, f"{_where(row)}: shed {row['shed']:.1%}{late}, goodput "
                            f"{times(vs)} direct"))  # fmt: skip
     return _verdict("at <= 1x: shed <= 1% and goodput >= 0.98x direct", judged)
