@@ -18,14 +18,14 @@ from gateway import cluster
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
 from gateway.dashboard.snapshot import snapshot
-from gateway.edge.errors import error_response, internal_error, not_found
+from gateway.edge.error_render import error_response, internal_error, not_found
 from gateway.edge.routes import routes
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.path.relay import Proxy
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder
-from gateway.runtime import Gateway
+from gateway.runtime.parts import Gateway
 from gateway.upstream import ConnectionPool
 
 log = logging.getLogger(__name__)

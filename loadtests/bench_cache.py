@@ -45,16 +45,16 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from gateway.cache.decision import Question, hit_rule, views_table
-from gateway.cache.entry import Entry
-from gateway.cache.keys import request_keys
-from gateway.cache.memory import MemoryStore
-from gateway.cache.service import ResponseCache
-from gateway.cache.verifier import load_verifier
+from gateway.cache.judgement.verdict import Question, hit_rule, views_table
+from gateway.cache.judgement.verifier import load_verifier
+from gateway.cache.response_cache import ResponseCache
+from gateway.cache.store.cache_keys import request_keys
+from gateway.cache.store.entry import Entry
+from gateway.cache.store.memory_store import MemoryStore
 from gateway.embedding import EmbedderSettings, EmbedderSlot, MicroBatcher, SentenceEncoder
 from gateway.embedding.encoder import Vectors
 from gateway.metrics import GatewayMetrics
-from gateway.policy.schema import Cache, SemanticCache
+from gateway.schema import Cache, SemanticCache
 from loadtests.loadgen.stats import percentile
 
 DIM = 384

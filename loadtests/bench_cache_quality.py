@@ -3,7 +3,7 @@
 ``python -m loadtests.bench_cache_quality [--datasets ../shared/datasets]``
 
 Each pair: the first question is cached, the second asked; a hit is what the cache's own
-hit rule decides (``gateway/cache/decision.py``) for the two texts and their real
+hit rule decides (``gateway/cache/judgement/verdict.py``) for the two texts and their real
 all-MiniLM-L6-v2 embeddings. Sets:
 - QQP test split (index % 5 == 0; never fitted or tuned on): the natural label mix (all
   16,171 pairs, 38% duplicates) and a balanced sample (every duplicate and as many
@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.cache.decision import HitRule, Question, hit_rule
-from gateway.cache.verifier import Verifier, load_verifier
+from gateway.cache.judgement.verdict import HitRule, Question, hit_rule
+from gateway.cache.judgement.verifier import Verifier, load_verifier
 from gateway.embedding import SentenceEncoder, Vectors
-from gateway.policy.schema import SemanticCache
+from gateway.schema import SemanticCache
 from loadtests.cache_quality.data import (
     DEFAULT_DATASETS,
     NEAR_MISS_EVAL,

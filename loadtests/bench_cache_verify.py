@@ -3,7 +3,7 @@
 ``python -m loadtests.bench_cache_verify [--datasets ../shared/datasets] [--samples 0 0.1 0.3]``
 
 A replay of a question stream against the semantic cache's hit rule, with per-entry evidence
-(``gateway/cache/evidence.py``) and the backend simulated by the pair's label. Data: the QQP
+(``gateway/cache/store/evidence.py``) and the backend simulated by the pair's label. Data: the QQP
 test split (index % 5 == 0, natural label mix; never fitted or tuned on) and the near-miss
 evaluation set written for issue 21 (``cache_quality/near_miss_eval.jsonl``), with their real
 all-MiniLM-L6-v2 embeddings (``.cache/cache-quality``). Each pair is (cached question ``a``,
@@ -42,11 +42,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.cache.decision import hit_rule
-from gateway.cache.evidence import NONE, Evidence
-from gateway.cache.verifier import load_verifier
+from gateway.cache.judgement.verdict import hit_rule
+from gateway.cache.judgement.verifier import load_verifier
+from gateway.cache.store.evidence import NONE, Evidence
 from gateway.embedding import SentenceEncoder
-from gateway.policy.schema import CacheVerify, SemanticCache
+from gateway.schema import CacheVerify, SemanticCache
 from loadtests.bench_cache_quality import decide
 from loadtests.cache_quality.data import (
     DEFAULT_DATASETS,

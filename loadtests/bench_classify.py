@@ -31,7 +31,7 @@ import orjson
 
 from gateway.backends.state import BackendRegistry, BackendState
 from gateway.classify import estimate_tokens
-from gateway.edge.openai_api import parse_request
+from gateway.openai.parse import parse_request
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text

@@ -27,11 +27,11 @@ from contextlib import contextmanager
 
 from prometheus_client import CollectorRegistry
 
-from gateway.cluster.gate import ClusterAdmission, PoolLeases
+from gateway.cluster.lease_store import RedisLeaseStore
 from gateway.cluster.leases import AcquireReply
-from gateway.cluster.store import RedisLeaseStore
+from gateway.cluster.pool_gate import ClusterAdmission, PoolLeases
 from gateway.metrics import GatewayMetrics
-from gateway.policy.schema import Cluster
+from gateway.schema import Cluster
 from loadtests.loadgen.stats import percentile
 
 LIMIT = 100_000  # never full: this measures the cost of a lease, not waiting for one

@@ -27,12 +27,12 @@ from prometheus_client import CollectorRegistry
 
 from gateway.classify import EstimateCounter
 from gateway.metrics import GatewayMetrics
+from gateway.openai.request import ParsedRequest
 from gateway.path.compress import compress_stage
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
-from gateway.request import ParsedRequest
-from gateway.rewrite.compress import CompressConfig, compress
+from gateway.rewrite.history_trim import CompressConfig, compress
 from gateway.rewrite.summary_cache import transcript
 from gateway.rewrite.summary_check import check_summary
 from loadtests.loadgen.stats import percentile

@@ -18,14 +18,14 @@ from collections.abc import Callable
 
 import orjson
 
-from gateway.edge.openai_api import parse_request
 from gateway.errors import Unauthorized
+from gateway.openai.parse import parse_request
+from gateway.openai.request import ParsedRequest
 from gateway.path.identify import identify, screen
 from gateway.policy import load_policy_text
 from gateway.policy.compile import CompiledPolicy
-from gateway.request import ParsedRequest
-from gateway.security.keys import hash_key, new_key
-from gateway.security.rate_limits import TenantRateLimits
+from gateway.security.api_keys import hash_key, new_key
+from gateway.security.tenant_limits import TenantRateLimits
 from gateway.security.tenants import Caller
 from loadtests.loadgen.stats import percentile
 

@@ -1,4 +1,5 @@
-"""Fit the semantic-cache verifier and write its weights file (``gateway/cache/verifier.npz``).
+"""Fit the semantic-cache verifier and write its weights file
+(``gateway/cache/judgement/verifier.npz``).
 
 ``python -m loadtests.fit_cache_verifier [--datasets ../shared/datasets]``
 
@@ -21,9 +22,9 @@ import os
 import sys
 from pathlib import Path
 
-from gateway.cache.curve_report import curve_report
-from gateway.cache.features import idf_of
-from gateway.cache.verifier import DEFAULT_FILE
+from gateway.cache.judgement.pair_features import idf_of
+from gateway.cache.judgement.verifier import DEFAULT_FILE
+from gateway.commands.cache_curve import curve_report
 from gateway.embedding import SentenceEncoder
 from loadtests.cache_quality.data import (
     DEFAULT_DATASETS,

@@ -6,7 +6,7 @@ when it is absent): the *training* halves of RouteLLM's MMLU and GSM8K outcome t
 (Mixtral-8x7B vs GPT-4, right or wrong). Never a test half, never MT-Bench: those are for
 ``loadtests.router_quality``.
 
-Method (``gateway/classify/router_fit.py``): one logistic regression per model over the
+Method (``gateway/classify/fitting/router_fit.py``): one logistic regression per model over the
 MiniLM embedding and the ten cheap features; the L2 penalty is the candidate (``--l2``) with
 the best 3-fold cross-validated APGR on the training rows, averaged over the two benchmarks.
 The benchmarks are weighted so each counts alike (MMLU has ten times the rows), since
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from gateway.classify.router_fit import Labelled, choose_l2, fit_model
+from gateway.classify.fitting.router_fit import Labelled, choose_l2, fit_model
 from gateway.embedding import SentenceEncoder
 from loadtests import routellm_data as data
 from loadtests.embedding_cache import DEFAULT_CACHE, embeddings

@@ -3,11 +3,11 @@ router, on held-out public outcomes (RouteLLM's Mixtral-8x7B vs GPT-4 tables).
 
 Benchmarks (``routellm_data.py``): the *test* halves of MMLU and GSM8K (SHA-1 rule) and the
 whole of MT-Bench (72 questions after decontamination, never fitted on: a transfer check).
-Metrics (``gateway/classify/routing_quality.py``): APGR, CPT(50%), CPT(80%), and the share of
-strong calls needed for 95% of the strong model's quality (the form of RouteLLM's headline
-claims), and for the scores the gateway routes on, the share its default split
-(``routing.auto.large_share`` 0.3, calibrated on the training prompts) sends to the large
-pool. Routers, each scoring the prompt as one user message, as the gateway does:
+Metrics (``gateway/classify/fitting/routing_quality.py``): APGR, CPT(50%), CPT(80%), and the
+share of strong calls needed for 95% of the strong model's quality (the form of RouteLLM's
+headline claims), and for the scores the gateway routes on, the share its default split
+(``routing.auto.large_share`` 0.3, calibrated on the training prompts) sends to the large pool.
+Routers, each scoring the prompt as one user message, as the gateway does:
 
 - ``random``: every prompt scored the same (the expectation of random routing);
 - ``heuristic``: the cue-word logistic score (``classify/difficulty.py``), what the gateway
@@ -33,13 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.cache.exemplars import read_exemplars
 from gateway.classify.difficulty import score_difficulty
+from gateway.classify.exemplars import read_exemplars
 from gateway.classify.features import Features
+from gateway.classify.fitting.router_fit import prompt_features
+from gateway.classify.fitting.routing_quality import GapCurve
 from gateway.classify.knn import KnnVote
 from gateway.classify.model import DifficultyModel, load_model
-from gateway.classify.router_fit import prompt_features
-from gateway.classify.routing_quality import GapCurve
 from gateway.classify.split import split_threshold
 from gateway.embedding import SentenceEncoder, Vectors
 from loadtests import routellm_data as data

@@ -40,9 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.admission.decision import PROBE, AdmissionRequest, Decision, Prediction
-from gateway.admission.gate import LeaseGate
 from gateway.admission.hold import HoldTimes
 from gateway.admission.ladder import Ladder, Signals, step_of, verdict
+from gateway.admission.lease_gate import LeaseGate
 from gateway.admission.lease_pump import LeasePump
 from gateway.admission.limits import build_limit
 from gateway.admission.objective import Objective

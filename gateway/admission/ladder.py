@@ -46,7 +46,7 @@ from enum import StrEnum
 from typing import Literal
 
 from gateway.admission.queue import Priority
-from gateway.policy.schema import LadderStep
+from gateway.schema import LadderStep
 
 Verdict = Literal["admit", "degrade", "shed"]
 

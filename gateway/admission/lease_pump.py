@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from typing import Protocol
 
-from gateway.admission.gate import LeaseGate
+from gateway.admission.lease_gate import LeaseGate
 from gateway.admission.prefill import PrefillBudget
 from gateway.admission.queue import AdmissionQueue
 

@@ -61,7 +61,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from gateway.policy.schema import Limit
+from gateway.schema import Limit
 
 # Absorbs float error in ``limit * backoff_ratio`` (e.g. 0.3 * 10 == 3.0000000000000004 is
 # fine, but 0.7 * 30 == 20.999999999999996 must floor to 21).

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gateway.admission.queue import Priority
-from gateway.policy.schema import Objective as ObjectiveSettings
+from gateway.schema import Objective as ObjectiveSettings
 
 
 @dataclass(frozen=True, slots=True)

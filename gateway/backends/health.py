@@ -20,8 +20,8 @@ from collections.abc import Callable
 from gateway.backends.probe import ProbeFailed, ProblemLog, probe_get
 from gateway.backends.state import BackendState, Health
 from gateway.policy.compile import CompiledPolicy
-from gateway.policy.schema import Engine
-from gateway.policy.schema import Health as HealthSettings
+from gateway.schema import Engine
+from gateway.schema import Health as HealthSettings
 from gateway.upstream import ConnectionPool
 
 log = logging.getLogger(__name__)

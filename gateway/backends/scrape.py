@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.policy.schema import Engine
+from gateway.schema import Engine
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,18 +13,18 @@ from gateway.classify.classifier import (
     request_features,
     with_model,
 )
-from gateway.classify.context import ContextFit, check_context
+from gateway.classify.context_fit import ContextFit, check_context
 from gateway.classify.difficulty import Difficulty, DifficultyWeights, score_difficulty
 from gateway.classify.estimate import EstimateCalibration, EstimateCounter, estimate_tokens
 from gateway.classify.features import FEATURE_NAMES, FeatureConfig, Features, extract_features
 from gateway.classify.length import LengthClass, LengthThresholds, length_class
-from gateway.classify.messages import requested_max_tokens
 from gateway.classify.tokenizer_file import (
     TokenizerJsonCounter,
     TokenizerUnavailable,
     load_token_counter,
 )
 from gateway.classify.tokens import ChatOverhead, TokenCounter, count_prompt
+from gateway.openai.messages import requested_max_tokens
 
 __all__ = [
     "FEATURE_NAMES",

@@ -15,9 +15,9 @@ from gateway.classify.difficulty import Difficulty, DifficultyWeights, score_dif
 from gateway.classify.estimate import EstimateCounter
 from gateway.classify.features import FeatureConfig, Features, extract_features
 from gateway.classify.length import LengthClass, LengthThresholds, length_class
-from gateway.classify.messages import Message, chat_shape
 from gateway.classify.model import DifficultyModel, Vector
 from gateway.classify.tokens import TokenCounter, count_prompt
+from gateway.openai.messages import Message, chat_shape
 
 _ESTIMATE = EstimateCounter()
 _FEATURES = FeatureConfig()

@@ -7,7 +7,7 @@ features with the largest positive contributions, for ``x-gateway-route-reason``
 
 Default weights (``DifficultyWeights``) were fitted with ``fitting.fit_logistic`` (Newton's
 method, L2 penalty 1.0 on the weights, not on the bias) on all 350 prompts of
-``tests/data/difficulty_eval.jsonl``: ``python -m gateway.classify.fitting
+``tests/data/difficulty_eval.jsonl``: ``python -m gateway.classify.fitting.weights_fit
 tests/data/difficulty_eval.jsonl`` prints them. ``tests/unit/classify/test_eval.py`` re-fits
 on one half and checks the ROC AUC on the other. ``code`` fits to ~0 because that set has as
 many easy as hard code prompts, on purpose: quoting code does not make a task hard.

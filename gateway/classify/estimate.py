@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from gateway.classify.messages import Message
 from gateway.classify.tokens import ChatOverhead, count_chat
+from gateway.openai.messages import Message
 
 _PUNCT = b"()[]{}<>.,;:=+-*/\\\"'`_#!?&|%$@^~"
 

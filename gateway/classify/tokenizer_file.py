@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Protocol
 
 from gateway.classify.estimate import EstimateCounter
-from gateway.classify.messages import Message
 from gateway.classify.tokens import ChatOverhead, TokenCounter, count_chat
+from gateway.openai.messages import Message
 
 
 class TokenizerUnavailable(RuntimeError):

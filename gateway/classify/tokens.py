@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from gateway.classify.messages import Message, media_parts, message_texts
+from gateway.openai.messages import Message, media_parts, message_texts
 
 
 @runtime_checkable

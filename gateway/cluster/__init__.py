@@ -4,10 +4,10 @@
 per-pool lease gate, the link's mode, renewal), ``lifespan`` (start and stop with the app).
 """
 
-from gateway.cluster.gate import ClusterAdmission, ClusterLink, PoolLeases
+from gateway.cluster.lease_store import LeaseStore, RedisLeaseStore, StoreUnavailable
 from gateway.cluster.leases import LinkState, Mode, local_share
 from gateway.cluster.lifespan import cluster_admission as lifespan
-from gateway.cluster.store import LeaseStore, RedisLeaseStore, StoreUnavailable
+from gateway.cluster.pool_gate import ClusterAdmission, ClusterLink, PoolLeases
 
 __all__ = [
     "ClusterAdmission",

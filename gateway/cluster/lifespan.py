@@ -10,9 +10,9 @@ import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
-from gateway.admission.gate import LeaseGate
-from gateway.cluster.gate import ClusterAdmission
-from gateway.cluster.store import RedisLeaseStore
+from gateway.admission.lease_gate import LeaseGate
+from gateway.cluster.lease_store import RedisLeaseStore
+from gateway.cluster.pool_gate import ClusterAdmission
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
 

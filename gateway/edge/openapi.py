@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.edge.openai_api import (
+from gateway.openai.parse import (
     ChatRequest,
     CompletionRequest,
     EmbeddingsRequest,

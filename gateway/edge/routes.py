@@ -13,22 +13,22 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from gateway.edge.admin import admin_routes, read_only
-from gateway.edge.body import read_body
-from gateway.edge.dashboard import dashboard_routes
-from gateway.edge.disconnect import DisconnectWatch
-from gateway.edge.errors import render_error
-from gateway.edge.openai_api import parse_request
+from gateway.edge.admin_routes import admin_routes, read_only
+from gateway.edge.dashboard_routes import dashboard_routes
+from gateway.edge.error_render import render_error
 from gateway.edge.openapi import openapi_document
-from gateway.edge.responses import json_response
-from gateway.edge.streaming import EventStreamResponse
 from gateway.errors import GatewayError, NotFound
+from gateway.openai.body import read_body
+from gateway.openai.disconnect import DisconnectWatch
+from gateway.openai.json_response import json_response
+from gateway.openai.parse import parse_request
+from gateway.openai.request import Endpoint
+from gateway.openai.streaming import EventStreamResponse
 from gateway.path.context import RequestContext
+from gateway.path.exchange.lease import CLIENT_GONE
 from gateway.path.identify import identified, identify
-from gateway.path.lease import CLIENT_GONE
 from gateway.path.run import serve
-from gateway.request import Endpoint
-from gateway.runtime import Gateway
+from gateway.runtime.parts import Gateway
 from gateway.security.tenants import visible_models
 
 

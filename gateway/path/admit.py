@@ -21,11 +21,11 @@ from gateway.admission.controller import PoolAdmission
 from gateway.admission.decision import AdmissionRequest, Decision
 from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane
-from gateway.classify.messages import expected_output_tokens, prompt_chars
 from gateway.metrics import GatewayMetrics
+from gateway.openai.messages import expected_output_tokens, prompt_chars
+from gateway.openai.request import GENERATING
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import fits_pool
-from gateway.request import GENERATING
 
 # (pool, characters of a prompt) -> the prompt tokens the pool's backends count for them
 # (``runtime.Gateway.prompt_tokens``, learned from their ``usage``).

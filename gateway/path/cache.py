@@ -27,22 +27,22 @@ from typing import Any
 
 from starlette.responses import Response
 
-from gateway.cache.capture import AnswerCapture
-from gateway.cache.keys import query_text
-from gateway.cache.replay import fresh_answer, stream_chunks
-from gateway.cache.service import BYPASS, Lookup
+from gateway.cache.response_cache import BYPASS, Lookup
+from gateway.cache.store.cache_keys import query_text
+from gateway.cache.store.capture import AnswerCapture
+from gateway.cache.store.replay import fresh_answer, stream_chunks
 from gateway.classify.model import ROUTING_TEXT_CHARS
-from gateway.edge import sse
-from gateway.edge.disconnect import DisconnectWatch
-from gateway.edge.responses import json_response
-from gateway.edge.streaming import EventStreamResponse
 from gateway.embedding import Vectors
 from gateway.metric_labels import NO_BACKEND, NO_POOL
+from gateway.openai import sse
+from gateway.openai.disconnect import DisconnectWatch
+from gateway.openai.json_response import json_response
+from gateway.openai.request import PROMPT_ENDPOINTS
+from gateway.openai.streaming import EventStreamResponse
 from gateway.path.context import RequestContext
 from gateway.path.plan import classify
-from gateway.path.verify import backend_answer
-from gateway.request import PROMPT_ENDPOINTS
-from gateway.runtime import Gateway
+from gateway.runtime.hit_verification import backend_answer
+from gateway.runtime.parts import Gateway
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ Runs after the plan stage, for chat requests to a pool whose ``compression`` is 
 a pool's context check moves here from planning. The budget is the pool's
 ``compression.budget_tokens`` and, with ``max_context``, at most ``max_context`` minus the
 completion (the client's ``max_tokens``, else ``reserve_tokens``). Over it, the history is
-compressed (``gateway.rewrite.compress``); with ``summary.enabled`` a cached, fact-checked
+compressed (``gateway.rewrite.history_trim``); with ``summary.enabled`` a cached, fact-checked
 summary replaces the truncation marker when there is one, and a missing one is requested in
 the background (``gateway.rewrite.summaries``); meanwhile the summary of an earlier,
 shorter cut of the same conversation is used for the messages it covers
@@ -26,9 +26,9 @@ from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import require_fit
 from gateway.policy.compile import PoolSpec
-from gateway.policy.schema import Compression as CompressionSettings
-from gateway.rewrite.compress import CompressConfig, Compression, compress, with_summary
+from gateway.rewrite.history_trim import CompressConfig, Compression, compress, with_summary
 from gateway.rewrite.summaries import SummaryService
+from gateway.schema import Compression as CompressionSettings
 
 # The plan stage counts with the same estimate, so both stages agree on a request's size.
 _COUNTER = EstimateCounter()

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from gateway.admission.queue import Priority
 from gateway.embedding import Vectors
+from gateway.openai.request import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
-from gateway.request import ParsedRequest
 from gateway.tracing.marks import StageMarks
 
 

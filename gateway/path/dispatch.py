@@ -38,7 +38,7 @@ from gateway.errors import GatewayError, ServiceUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import fits_pool
-from gateway.path.lease import Lease, Outcome, Phase
+from gateway.path.exchange.lease import Lease, Outcome, Phase
 from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
 from gateway.retry_budget import RetryBudget

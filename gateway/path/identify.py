@@ -7,15 +7,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
+from gateway.admission.priority import effective_priority
 from gateway.admission.queue import Priority
-from gateway.classify.messages import expected_output_tokens, prompt_chars
 from gateway.errors import InvalidRequest
+from gateway.openai.messages import expected_output_tokens, prompt_chars
+from gateway.openai.request import GENERATING, ParsedRequest
 from gateway.path.context import RequestContext
 from gateway.policy.compile import CompiledPolicy
-from gateway.request import GENERATING, ParsedRequest
 from gateway.security.input_limits import apply_input_limits
-from gateway.security.priority import effective_priority
-from gateway.security.rate_limits import TenantRateLimits
+from gateway.security.tenant_limits import TenantRateLimits
 from gateway.security.tenants import Caller, authenticate, authorize_model
 
 log = logging.getLogger(__name__)

@@ -23,14 +23,14 @@ from dataclasses import dataclass, replace
 from gateway.classify import Classification, classify_chat, classify_completion, with_model
 from gateway.classify.knn import blend_vote
 from gateway.classify.length import length_class
-from gateway.classify.messages import prompt_chars, requested_max_tokens, responses_messages
 from gateway.errors import NotFound
+from gateway.openai.endpoints import UPSTREAM_PATHS
+from gateway.openai.messages import prompt_chars, requested_max_tokens, responses_messages
 from gateway.path.compress import owns_context_check
 from gateway.path.context import Plan, RequestContext
 from gateway.path.context_window import require_fit
 from gateway.policy.compile import ModelRoute, PoolSpec
-from gateway.policy.schema import Rule, RuleWhen
-from gateway.wire import UPSTREAM_PATHS
+from gateway.schema import Rule, RuleWhen
 
 
 def plan_pool(ctx: RequestContext) -> Plan:

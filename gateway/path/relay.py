@@ -1,13 +1,13 @@
 """Forward a planned request to its backend and relay the answer.
 
-Streaming answers are relayed event by event (``events.py``): each upstream ``data:`` line
-is re-framed (its model name set back to the public one) and sent on at once; what differs
-between endpoints (upstream paths, usage, typed events) is in ``gateway/wire.py``. Timeouts
-come from the pool: ``connect_s`` for the connection, ``first_token_s`` until the first
-event, ``idle_s`` between events, ``total_s`` for the whole exchange. An error before the
-response starts is an HTTP error; after, it ends the stream with an error event and ``data:
-[DONE]`` (a typed Responses API stream: an ``error`` event). However the exchange ends early
-(error, timeout, client gone), the upstream connection is closed at once so the backend stops
+Streaming answers are relayed event by event (``events.py``): each upstream ``data:`` line is
+re-framed (its model name set back to the public one) and sent on at once; what differs between
+endpoints (upstream paths, usage, typed events) is in ``gateway/openai/endpoints.py``. Timeouts
+come from the pool: ``connect_s`` for the connection, ``first_token_s`` until the first event,
+``idle_s`` between events, ``total_s`` for the whole exchange. An error before the response
+starts is an HTTP error; after, it ends the stream with an error event and ``data: [DONE]`` (a
+typed Responses API stream: an ``error`` event). However the exchange ends early (error,
+timeout, client gone), the upstream connection is closed at once so the backend stops
 generating; after a clean end it goes back to the pool.
 """
 
@@ -19,17 +19,17 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 import orjson
 from starlette.responses import Response
 
-from gateway import wire
-from gateway.cache.capture import AnswerCapture
-from gateway.edge.disconnect import DisconnectWatch
-from gateway.edge.streaming import EventStreamResponse
+from gateway.cache.store.capture import AnswerCapture
 from gateway.errors import GatewayError, GatewayTimeout
-from gateway.path.events import EventRelay, json_object
-from gateway.path.lease import Lease, Outcome, Phase
+from gateway.openai import endpoints as wire
+from gateway.openai.disconnect import DisconnectWatch
+from gateway.openai.streaming import EventStreamResponse
+from gateway.path.exchange.events import EventRelay, json_object
+from gateway.path.exchange.lease import Lease, Outcome, Phase
 from gateway.policy.compile import BackendSpec
-from gateway.policy.schema import Timeouts
+from gateway.schema import Timeouts
 from gateway.upstream import ConnectionPool, UpstreamIOError, UpstreamResponse
-from gateway.upstream import errors as upstream_errors
+from gateway.upstream import failures as upstream_errors
 
 _MAX_ERROR_BODY = 64 * 1024
 

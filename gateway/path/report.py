@@ -10,7 +10,7 @@ from gateway.access_log import AccessLog, ms
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import RequestContext
-from gateway.policy.schema import Tracing
+from gateway.schema import Tracing
 from gateway.security.redact import Redactor
 from gateway.tracing.marks import intervals
 

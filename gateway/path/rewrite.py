@@ -15,8 +15,8 @@ import hashlib
 from dataclasses import replace
 
 from gateway.metrics import GatewayMetrics
+from gateway.openai.request import PROMPT_ENDPOINTS
 from gateway.path.context import RequestContext
-from gateway.request import PROMPT_ENDPOINTS
 from gateway.rewrite import MemoryPrefixStore, canonicalize, serialize
 
 _MAX_KEY = 128

@@ -18,7 +18,7 @@ from dataclasses import replace
 from starlette.responses import Response
 
 from gateway.access_log import ms
-from gateway.edge.disconnect import DisconnectWatch
+from gateway.openai.disconnect import DisconnectWatch
 from gateway.path.admit import admit
 from gateway.path.cache import cache_stage
 from gateway.path.compress import compress_stage
@@ -26,7 +26,7 @@ from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.path.report import request_fields
 from gateway.path.rewrite import rewrite_stage
-from gateway.runtime import Gateway
+from gateway.runtime.parts import Gateway
 
 
 async def serve(

@@ -21,11 +21,9 @@ import orjson
 from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
 from gateway.classify.model import DifficultyModel
 from gateway.classify.split import DifficultySplit
+from gateway.openai.request import PASS_THROUGH
+from gateway.policy.backend_origins import backend_origins
 from gateway.policy.difficulty_routing import difficulty_routing
-from gateway.policy.errors import FieldProblem, PolicyError
-from gateway.policy.origins import backend_origins
-from gateway.policy.schema import Engine, Policy, Pool, Timeouts
-from gateway.request import PASS_THROUGH
 from gateway.rewrite import (
     ExtraPattern,
     NotePlacement,
@@ -33,7 +31,9 @@ from gateway.rewrite import (
     RewriteConfigError,
     Transform,
 )
-from gateway.security.keys import KeyRing
+from gateway.schema import Engine, Policy, Pool, Timeouts
+from gateway.schema.problems import FieldProblem, PolicyError
+from gateway.security.api_keys import KeyRing
 from gateway.security.redact import Redactor, url_passwords
 from gateway.security.secrets import UpstreamSecret, secret_from_env
 from gateway.security.tenants import auth_problems, build_admin_keys, build_tenant_keys

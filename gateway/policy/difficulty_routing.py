@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from gateway.classify.model import DifficultyModel, load_model
 from gateway.classify.split import DifficultySplit, model_size, split_pools, split_threshold
-from gateway.policy.errors import FieldProblem
-from gateway.policy.schema import Policy
+from gateway.schema import Policy
+from gateway.schema.problems import FieldProblem
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ import yaml
 from pydantic import ValidationError
 
 from gateway.policy.compile import CompiledPolicy, compile_policy
-from gateway.policy.errors import FieldProblem, PolicyError
-from gateway.policy.schema import Policy
+from gateway.schema import Policy
+from gateway.schema.problems import FieldProblem, PolicyError
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.policy.compile import CompiledPolicy
-from gateway.policy.errors import PolicyError
 from gateway.policy.loader import load_policy_file
+from gateway.schema.problems import PolicyError
 
 log = logging.getLogger(__name__)
 

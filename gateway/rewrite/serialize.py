@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from gateway.classify.messages import responses_messages
+from gateway.openai.messages import responses_messages
 
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _META_KEYS = ("name", "tool_call_id", "tool_calls", "function_call")

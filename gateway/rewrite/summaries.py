@@ -24,12 +24,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from gateway.classify.messages import Message
 from gateway.classify.tokens import TokenCounter
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
-from gateway.policy.schema import Summary
-from gateway.rewrite.compress import Compression
+from gateway.openai.messages import Message
+from gateway.rewrite.history_trim import Compression
 from gateway.rewrite.summary_cache import (
     SummaryCache,
     extend_request,
@@ -38,6 +37,7 @@ from gateway.rewrite.summary_cache import (
     transcript,
 )
 from gateway.rewrite.summary_check import check_summary
+from gateway.schema import Summary
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from gateway.classify.messages import Message, message_texts
+from gateway.openai.messages import Message, message_texts
 
 SYSTEM_PROMPT = (
     "You write summaries of conversations for a model that will continue them. Summarise the "

@@ -22,14 +22,14 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gateway.backends.state import BackendState
+from gateway.openai.request import ParsedRequest
 from gateway.policy.compile import CompiledPolicy
-from gateway.policy.schema import Scheduling
-from gateway.request import ParsedRequest
 from gateway.rewrite import serialize
 from gateway.scheduling import scorers
 from gateway.scheduling.picker import NoBackend, Pick, best, eligible
 from gateway.scheduling.placement import spread_new_prefix
 from gateway.scheduling.prefix_index import PrefixIndex, block_hashes
+from gateway.schema import Scheduling
 from gateway.ttl_lru import TtlLru
 
 _MAX_SESSION_KEY = 256

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from gateway.errors import Forbidden, Unauthorized
 from gateway.policy.compile import CompiledPolicy
-from gateway.security.keys import bearer_token
+from gateway.security.api_keys import bearer_token
 
 
 def check_admin(

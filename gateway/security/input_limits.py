@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gateway.classify.messages import message_texts, prompt_chars
 from gateway.errors import InvalidRequest
-from gateway.policy.schema import InputLimits
-from gateway.request import ParsedRequest
+from gateway.openai.messages import message_texts, prompt_chars
+from gateway.openai.request import ParsedRequest
+from gateway.schema import InputLimits
 
 _TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
 

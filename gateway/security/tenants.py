@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gateway.errors import Forbidden, Unauthorized
-from gateway.policy.errors import FieldProblem
-from gateway.policy.schema import Policy, Tenant
-from gateway.security.keys import KeyRing, bearer_token
+from gateway.schema import Policy, Tenant
+from gateway.schema.problems import FieldProblem
+from gateway.security.api_keys import KeyRing, bearer_token
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Export finished requests as OpenTelemetry spans over OTLP/HTTP.
 
-One root span ``gateway.request`` per traced request (attributes: request id, public model,
+One root span ``gateway.openai.request`` per traced request (attributes: request id, public model,
 pool, backend, status, error, stream), with one child span per stage interval
 (``marks.intervals``). Times on the gateway's monotonic clock are mapped to wall-clock
 nanoseconds at export. Spans go through the SDK's batch processor, whose exporter runs in its
@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
-from gateway.policy.schema import Tracing
+from gateway.schema import Tracing
 
 _ATTRIBUTES = ("id", "tenant", "model", "pool", "backend", "status", "error", "cache", "stream")
 
@@ -56,7 +56,7 @@ class RequestTracer:
     ) -> None:
         to_ns = self._wall_ns()
         root = self._tracer.start_span(
-            "gateway.request", kind=SpanKind.SERVER, start_time=to_ns(arrival)
+            "gateway.openai.request", kind=SpanKind.SERVER, start_time=to_ns(arrival)
         )
         if not root.is_recording():
             return  # not sampled

@@ -12,8 +12,8 @@ from gateway.upstream.connection import (
     UpstreamIOError,
     UpstreamResponse,
 )
+from gateway.upstream.connection_pool import ConnectionPool
 from gateway.upstream.origin import Origin, ProxyRoute, TlsSettings
-from gateway.upstream.pool import ConnectionPool
 
 __all__ = [
     "ConnectFailed",

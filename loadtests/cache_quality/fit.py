@@ -2,14 +2,14 @@
 
 Algorithm: every pair (QQP fit part, plus the written near-miss training pairs, weighted
 ``near_miss_weight`` times) whose cosine is at least ``min_cosine`` becomes a feature vector
-(``gateway/cache/features.py``); features are standardised (mean, scale from the fit pairs)
-and a network of ``units`` tanh units and a logistic output is fitted on the weighted log
-loss plus an L2 penalty ``l2`` on the weights (not the biases), by L-BFGS (scipy, at most
+(``gateway/cache/judgement/pair_features.py``); features are standardised (mean, scale from the
+fit pairs) and a network of ``units`` tanh units and a logistic output is fitted on the weighted
+log loss plus an L2 penalty ``l2`` on the weights (not the biases), by L-BFGS (scipy, at most
 ``iterations`` steps, from a seeded random start). IDF comes from the QQP fit texts. The
-calibration curve is then measured on the QQP calibration part, in its natural label mix,
-with pairs below ``min_cosine`` counted as refused, twice: with the guard's refusals counted
-as refused (the default rule) and without: precision and recall at each distinct score
-(thinned to at most ``curve_points`` points). Nothing of the QQP test split is read.
+calibration curve is then measured on the QQP calibration part, in its natural label mix, with
+pairs below ``min_cosine`` counted as refused, twice: with the guard's refusals counted as
+refused (the default rule) and without: precision and recall at each distinct score (thinned to
+at most ``curve_points`` points). Nothing of the QQP test split is read.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize
 
-from gateway.cache.features import Idf, View, pair_features, view_of
-from gateway.cache.guard import refusal
-from gateway.cache.verifier import Curve, Floats, Verifier
+from gateway.cache.judgement.guard import refusal
+from gateway.cache.judgement.pair_features import Idf, View, pair_features, view_of
+from gateway.cache.judgement.verifier import Curve, Floats, Verifier
 from gateway.embedding import Vectors
 from loadtests.cache_quality.data import Pair
 

@@ -14,7 +14,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from gateway.app import build_app
-from gateway.cli import command_line
+from gateway.commands.cli import command_line
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import CompiledPolicy
 

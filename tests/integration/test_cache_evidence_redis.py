@@ -14,11 +14,11 @@ import pytest
 import redis.asyncio as aioredis
 from prometheus_client import CollectorRegistry
 
-from gateway.cache.entry import Entry
-from gateway.cache.evidence import NONE, Evidence
-from gateway.cache.redis_store import RedisStore
+from gateway.cache.store.entry import Entry
+from gateway.cache.store.evidence import NONE, Evidence
+from gateway.cache.store.redis_store import RedisStore
 from gateway.metrics import GatewayMetrics
-from gateway.policy.schema import Cache, CacheRedis
+from gateway.schema import Cache, CacheRedis
 from tests.support.redis_server import RedisServer, redis_server
 
 PREFIX = "t:cache"

@@ -9,7 +9,7 @@ from pathlib import Path
 import openai
 import pytest
 
-from gateway.cli import main, policy_json_schema
+from gateway.commands.cli import main, policy_json_schema
 from tests.support.processes import free_port, gateway_process, read_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.cluster.store import RedisLeaseStore, StoreUnavailable
-from gateway.policy.schema import Cluster
+from gateway.cluster.lease_store import RedisLeaseStore, StoreUnavailable
+from gateway.schema import Cluster
 from tests.support.processes import free_port
 from tests.support.redis_server import RedisServer, redis_server
 

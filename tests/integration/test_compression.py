@@ -18,7 +18,7 @@ import pytest
 from gateway.app import build_app
 from gateway.classify import EstimateCounter
 from gateway.policy import load_policy_text
-from gateway.runtime import Gateway
+from gateway.runtime.parts import Gateway
 from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.servers import Served, serve, serve_app
 

@@ -19,7 +19,7 @@ from playwright.sync_api import Page, sync_playwright
 from gateway.app import build_app
 from gateway.dashboard.snapshot import snapshot
 from gateway.policy import load_policy_text
-from gateway.runtime import Gateway
+from gateway.runtime.parts import Gateway
 from tests.integration.conftest import GatewayFactory
 from tests.support.policies import single_pool
 from tests.support.servers import serve

@@ -12,7 +12,7 @@ import pytest
 
 from gateway.app import build_app
 from gateway.policy import load_policy_text
-from gateway.runtime import Gateway
+from gateway.runtime.parts import Gateway
 from loadtests.fake_upstream import FakeConfig, build_fake
 from loadtests.serving import Served, serve, serve_app
 

@@ -12,7 +12,7 @@ import pytest
 
 from gateway.app import build_app
 from gateway.policy import load_policy_text
-from gateway.runtime import Gateway
+from gateway.runtime.parts import Gateway
 from tests.support.policies import single_pool
 from tests.support.servers import Served, serve_app
 

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from gateway.edge.openapi import openapi_document
-from gateway.security.keys import hash_key
+from gateway.security.api_keys import hash_key
 from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.policies import single_pool
 from tests.support.processes import free_port, gateway_process, wait_ready

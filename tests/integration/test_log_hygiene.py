@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from gateway.security.keys import hash_key
+from gateway.security.api_keys import hash_key
 from loadtests.fake_upstream import FakeLog
 from tests.support.log_guard import leaked
 from tests.support.policies import single_pool

@@ -15,7 +15,7 @@ import pytest
 from gateway.access_log import ACCESS_LOGGER
 from gateway.app import build_app
 from gateway.policy import load_policy_text
-from gateway.security.keys import hash_key
+from gateway.security.api_keys import hash_key
 from gateway.security.slow_clients import header_timeout_protocol
 from loadtests.fake_upstream import FakeLog
 from tests.integration.conftest import GatewayFactory

@@ -76,7 +76,7 @@ def test_spans_per_request_with_stage_children(
     # The gateway's shutdown flushed the batch.
     assert sink.content_types
     assert all(ct == "application/x-protobuf" for ct in sink.content_types)
-    roots = [s for s in sink.spans if s.name == "gateway.request"]
+    roots = [s for s in sink.spans if s.name == "gateway.openai.request"]
     assert len(roots) == 2
     served = next(r for r in roots if _attrs(r)["gateway.status"] == 200)
     refused = next(r for r in roots if _attrs(r)["gateway.status"] == 404)

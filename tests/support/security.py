@@ -6,7 +6,7 @@ log-grep test searches for them.
 
 from __future__ import annotations
 
-from gateway.security.keys import hash_key
+from gateway.security.api_keys import hash_key
 
 TENANT_A_KEY = "gw-test-tenant-alpha-3f9c1e7a5b2d4f60a8c7e9d1b3f5a7c9"
 TENANT_B_KEY = "gw-test-tenant-bravo-0d2e4f6a8b1c3e5f7a9c2d4e6f8a1b3c"

@@ -145,7 +145,7 @@ def test_every_stage_has_its_module_in_the_path_package() -> None:
 
 @pytest.mark.parametrize("package", DOMAIN)
 def test_domain_packages_know_nothing_of_http_or_the_path(package: str) -> None:
-    above = ("starlette", "gateway.edge", "gateway.path", "gateway.runtime", "gateway.app")
+    above = ("starlette", "gateway.edge", "gateway.path", "gateway.runtime.parts", "gateway.app")
     offenders = {
         f"{name} imports {dep}"
         for name, path in MODULES.items()

@@ -6,7 +6,7 @@ import pytest
 
 from gateway.admission.objective import Objective
 from gateway.admission.queue import Priority
-from gateway.policy.schema import Objective as Settings
+from gateway.schema import Objective as Settings
 
 DEFAULT = Objective.of(Settings(), long_from_tokens=2000)
 TUNED = Objective.of(Settings(ttft_s=1.0, priority={"sheddable": 0.5}), long_from_tokens=1000)

@@ -6,7 +6,7 @@ import pytest
 
 from gateway.backends.health import record_probe
 from gateway.backends.state import BackendState, Health
-from gateway.policy.schema import Health as HealthSettings
+from gateway.schema import Health as HealthSettings
 from tests.unit.gateway.helpers import spec
 
 H, U, X = Health.HEALTHY, Health.UNKNOWN, Health.UNHEALTHY

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gateway.backends.load_watch import LoadWatcher, fold_load
 from gateway.backends.scrape import Load
 from gateway.backends.state import BackendState, Health
-from gateway.policy.schema import Engine
+from gateway.schema import Engine
 from tests.unit.gateway.helpers import policy, spec
 
 POLICY = """

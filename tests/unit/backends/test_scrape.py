@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.backends.scrape import Load, parse_load, scrapes, windowed_ratio
-from gateway.policy.schema import Engine
+from gateway.schema import Engine
 
 VLLM = """\
 # TYPE vllm:num_requests_waiting gauge

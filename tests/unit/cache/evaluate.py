@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gateway.cache.decision import Question, hit_rule
-from gateway.cache.guard import refusal
-from gateway.cache.verifier import load_verifier
+from gateway.cache.judgement.guard import refusal
+from gateway.cache.judgement.verdict import Question, hit_rule
+from gateway.cache.judgement.verifier import load_verifier
 from gateway.embedding import Encoder
-from gateway.policy.schema import SemanticCache
+from gateway.schema import SemanticCache
 from tests.unit.cache.pairs import NEGATIVES, PARAPHRASES
 
 OLD_THRESHOLD = 0.92  # the old rule's default, for policies that still set `threshold`

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.policy.schema import CacheVerify
+from gateway.schema import CacheVerify
 from loadtests.bench_cache_verify import Window, replay, zipf_stream
 from loadtests.cache_quality.data import Pair
 

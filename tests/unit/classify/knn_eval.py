@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from gateway.classify import request_features
-from gateway.classify.evaluation import roc_auc
+from gateway.classify.fitting.evaluation import roc_auc
 from gateway.classify.knn import KnnVote
 from gateway.embedding import SentenceEncoder
 from tests.unit.classify.evalset.handwritten import ALL as HANDWRITTEN

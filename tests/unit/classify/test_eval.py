@@ -16,8 +16,8 @@ import pytest
 
 from gateway.classify import FEATURE_NAMES, DifficultyWeights, Features, request_features
 from gateway.classify.difficulty import score_difficulty, weights_from
-from gateway.classify.evaluation import accuracy, positive_share, roc_auc
-from gateway.classify.fitting import fit_logistic
+from gateway.classify.fitting.evaluation import accuracy, positive_share, roc_auc
+from gateway.classify.fitting.weights_fit import fit_logistic
 from tests.unit.classify.evalset import build
 from tests.unit.classify.evalset.handwritten import ALL as HANDWRITTEN
 

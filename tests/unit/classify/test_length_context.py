@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.classify.context import check_context
+from gateway.classify.context_fit import check_context
 from gateway.classify.length import LengthClass, LengthThresholds, length_class
 
 

@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from gateway.classify.estimate import EstimateCounter
-from gateway.classify.messages import (
+from gateway.classify.tokens import ChatOverhead, TokenCounter, count_chat, count_prompt
+from gateway.openai.messages import (
     chat_shape,
     media_parts,
     message_texts,
     requested_max_tokens,
     text_parts,
 )
-from gateway.classify.tokens import ChatOverhead, TokenCounter, count_chat, count_prompt
 
 NO_OVERHEAD = ChatOverhead(per_message=0, per_name=0, reply_priming=0, per_media_part=0)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry
 
 from gateway.metrics import GatewayMetrics
-from gateway.runtime import Gateway
+from gateway.runtime.parts import Gateway
 from tests.unit.gateway.helpers import MINIMAL_POLICY, policy
 
 

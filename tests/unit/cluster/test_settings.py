@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from gateway.policy.schema import Cluster
+from gateway.schema import Cluster
 
 
 def test_off_by_default() -> None:

@@ -13,8 +13,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.dashboard.history import History, PoolPoint
-from gateway.dashboard.read import history_view
 from gateway.dashboard.snapshot import snapshot
+from gateway.edge.dashboard_data import history_view
 from gateway.metrics import GatewayMetrics
 
 Fill = Callable[[GatewayMetrics], None]

@@ -7,7 +7,7 @@ from textwrap import dedent
 from gateway.backends.state import BackendState, Health
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 from gateway.policy.loader import load_policy_text
-from gateway.policy.schema import Engine
+from gateway.schema import Engine
 
 MINIMAL_POLICY = """\
 backends:

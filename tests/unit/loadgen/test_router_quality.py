@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.cache.exemplars import read_exemplars
+from gateway.classify.exemplars import read_exemplars
 from loadtests import fit_router_weights, router_quality
 from loadtests import routellm_data as data
 from loadtests.embedding_cache import save, text_key

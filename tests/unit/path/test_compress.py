@@ -10,11 +10,11 @@ from prometheus_client import CollectorRegistry
 from gateway.classify import EstimateCounter
 from gateway.errors import InvalidRequest
 from gateway.metrics import GatewayMetrics
+from gateway.openai.request import ParsedRequest
 from gateway.path.compress import compress_stage
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
-from gateway.request import ParsedRequest
 from tests.unit.rewrite.compress_helpers import conversation
 
 COUNTER = EstimateCounter()

@@ -11,10 +11,10 @@ from prometheus_client import CollectorRegistry
 from gateway.admission.controller import PoolAdmission
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
+from gateway.openai.request import ParsedRequest
 from gateway.path.admit import admit
 from gateway.path.context import Plan, RequestContext
 from gateway.policy import load_policy_text
-from gateway.request import ParsedRequest
 
 POLICY = load_policy_text(
     """

@@ -11,11 +11,11 @@ import pytest
 from gateway.classify.features import FEATURE_NAMES
 from gateway.classify.model import DifficultyModel, Success, load_model
 from gateway.embedding import Vectors
+from gateway.openai.request import ParsedRequest
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import PolicyError, load_policy_text
 from gateway.policy.compile import CompiledPolicy
-from gateway.request import ParsedRequest
 from tests.support.policies import SMALL_LARGE
 
 TWO_POOLS = SMALL_LARGE + "routing:\n  default_pool: small\n"

@@ -3,11 +3,11 @@ import logging
 import pytest
 
 from gateway.admission.queue import Priority
-from gateway.edge.openai_api import parse_request
 from gateway.errors import RateLimited
+from gateway.openai.parse import parse_request
 from gateway.path.identify import identify, priority_for, screen
 from gateway.policy import load_policy_text
-from gateway.security.rate_limits import TenantRateLimits
+from gateway.security.tenant_limits import TenantRateLimits
 from tests.support.security import TENANT_A_KEY, TENANT_B_KEY, tenants_yaml
 
 # Not one of the session guard's canaries: this test logs it on purpose.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.openai.request import ParsedRequest
 from gateway.path.context import RequestContext
 from gateway.path.dispatch import overhead_s
 from gateway.policy import load_policy_text
-from gateway.request import ParsedRequest
 from tests.support.policies import single_pool
 
 POLICY = load_policy_text(single_pool("http://127.0.0.1:1"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.path.plan import Facts, first_match, matches
-from gateway.policy.schema import Rule, RuleWhen
+from gateway.schema import Rule, RuleWhen
 
 FACTS = Facts(length="short", difficulty=0.7, priority="standard", model="auto")
 

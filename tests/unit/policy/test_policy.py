@@ -9,9 +9,9 @@ from textwrap import dedent
 import pytest
 
 from gateway.policy.compile import compile_policy, policy_digest
-from gateway.policy.errors import FieldProblem, PolicyError
 from gateway.policy.loader import load_policy_file, load_policy_text, parse_policy
-from gateway.policy.schema import Engine, Timeouts
+from gateway.schema import Engine, Timeouts
+from gateway.schema.problems import FieldProblem, PolicyError
 from tests.unit.gateway.helpers import MINIMAL_POLICY
 
 # --- good policies -------------------------------------------------------------------------

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.policy.errors import PolicyError
 from gateway.policy.loader import load_policy_text
-from gateway.policy.schema import CacheVerify
+from gateway.schema import CacheVerify
+from gateway.schema.problems import PolicyError
 
 POLICY = """
 backends:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.policy.errors import PolicyError
 from gateway.policy.loader import load_policy_text
+from gateway.schema.problems import PolicyError
 
 TWO_POOLS = """
 backends:

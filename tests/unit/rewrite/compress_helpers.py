@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.classify.messages import Message
 from gateway.classify.tokens import ChatOverhead, count_chat
+from gateway.openai.messages import Message
 
 
 class WordCounter:

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from gateway.classify import EstimateCounter
-from gateway.rewrite.compress import (
+from gateway.rewrite.history_trim import (
     NOTE_OPEN,
     NOTE_ROLE,
     CompressConfig,

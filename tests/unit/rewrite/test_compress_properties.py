@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.rewrite.compress import NOTE_OPEN, NOTE_ROLE, CompressConfig, compress
+from gateway.rewrite.history_trim import NOTE_OPEN, NOTE_ROLE, CompressConfig, compress
 from tests.unit.rewrite.compress_helpers import WordCounter, msg, tool_turn, words
 
 COUNTER = WordCounter()

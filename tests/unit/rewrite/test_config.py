@@ -7,7 +7,6 @@ from typing import get_args
 import pytest
 
 from gateway.policy.loader import load_policy_text
-from gateway.policy.schema.rewrite import TransformName
 from gateway.rewrite import (
     ExtraPattern,
     NotePlacement,
@@ -16,6 +15,7 @@ from gateway.rewrite import (
     Transform,
 )
 from gateway.rewrite.volatile import BUILTIN_KINDS
+from gateway.schema.rewrite_settings import TransformName
 from tests.unit.gateway.helpers import MINIMAL_POLICY
 
 

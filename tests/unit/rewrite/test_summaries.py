@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from gateway.classify.messages import Message
 from gateway.errors import ServiceUnavailable
 from gateway.metrics import GatewayMetrics
-from gateway.policy.schema import Summary
-from gateway.rewrite.compress import Compression, Cut
+from gateway.openai.messages import Message
+from gateway.rewrite.history_trim import Compression, Cut
 from gateway.rewrite.summaries import SummaryService
 from gateway.rewrite.summary_cache import SummaryCache
+from gateway.schema import Summary
 from tests.unit.rewrite.compress_helpers import WordCounter, msg
 
 SETTINGS = Summary(enabled=True, pool="small", max_tokens=64, timeout_s=5, max_input_tokens=100)

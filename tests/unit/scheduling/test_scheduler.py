@@ -9,8 +9,8 @@ import pytest
 
 from gateway.backends.scrape import Load
 from gateway.backends.state import BackendState, Health
+from gateway.openai.request import ParsedRequest
 from gateway.policy.compile import CompiledPolicy
-from gateway.request import ParsedRequest
 from gateway.scheduling.picker import NoBackend
 from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from tests.unit.gateway.helpers import policy, spec

@@ -1,8 +1,8 @@
 import pytest
 
-from gateway.edge.openai_api import parse_request
 from gateway.errors import InvalidRequest
-from gateway.policy.schema import InputLimits
+from gateway.openai.parse import parse_request
+from gateway.schema import InputLimits
 from gateway.security.input_limits import apply_input_limits
 
 

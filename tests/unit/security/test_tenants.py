@@ -7,9 +7,9 @@ from gateway.path.plan import Facts, matches
 from gateway.policy import PolicyError
 from gateway.policy.compile import CompiledPolicy, compile_policy
 from gateway.policy.loader import parse_policy
-from gateway.policy.schema import RuleWhen
+from gateway.schema import RuleWhen
 from gateway.security.admin_access import check_admin, is_loopback
-from gateway.security.keys import hash_key
+from gateway.security.api_keys import hash_key
 from gateway.security.tenants import authenticate, authorize_model, visible_models
 from tests.support.security import (
     ADMIN_KEY,

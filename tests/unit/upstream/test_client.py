@@ -29,7 +29,7 @@ from gateway.upstream import (
     UpstreamResponse,
 )
 from gateway.upstream import connection as connection_module
-from gateway.upstream import pool as pool_module
+from gateway.upstream import connection_pool as pool_module
 from gateway.upstream.connection import HIGH_WATER, Http1Connection
 
 WAIT = 2.0  # the most any single wait may take; tests finish long before

@@ -1,0 +1,296 @@
+"""Command line: ``latency-gateway serve | check | demo | route | fit-router | cache-curve |
+schema | hash-key``."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gateway.access_log import ACCESS_LOGGER, write_in_background
+from gateway.policy import PolicyError, load_policy_file
+from gateway.policy.compile import CompiledPolicy
+from gateway.schema import Policy
+from gateway.upstream.origin import url_form, way_notes
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from gateway.embedding import Encoder
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+def command_line(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` read as ``latency-gateway`` reads it (the deploy files' tests use this)."""
+    return _parser().parse_args(argv)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="latency-gateway", description="Latency-aware OpenAI-compatible LLM gateway"
+    )
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run the gateway on a policy file")
+    serve.add_argument("--policy", required=True, help="policy YAML file")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--log-level", default="info")
+    serve.set_defaults(func=_serve)
+
+    check = sub.add_parser("check", help="validate and compile a policy file")
+    check.add_argument("policy", help="policy YAML file")
+    check.set_defaults(func=_check)
+
+    demo = sub.add_parser("demo", help="start a simulated fleet and the gateway in front of it")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8080)
+    demo.add_argument("--speed", type=float, default=1.0, help="simulated time / real time")
+    demo.set_defaults(func=_demo)
+
+    route = sub.add_parser(
+        "route",
+        help="print the pool the gateway would choose for each request read as a JSON line",
+    )
+    route.add_argument("--policy", required=True, help="policy YAML file")
+    route.add_argument("--model", help="model for lines without one (default: the auto model)")
+    route.set_defaults(func=_route)
+
+    fit = sub.add_parser(
+        "fit-router", help="fit the learned difficulty model on labelled outcomes (JSON lines)"
+    )
+    fit.add_argument(
+        "data", help="lines of {prompt, weak_ok, strong_ok} or {prompt, weak_score, strong_score}"
+    )
+    fit.add_argument("--out", default="difficulty_model.json", help="weights file to write")
+    fit.add_argument("--l2", type=float, help="penalty (default: chosen by cross-validation)")
+    fit.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    fit.set_defaults(func=_fit_router)
+
+    schema = sub.add_parser("schema", help="print the policy's JSON Schema")
+    schema.set_defaults(func=_schema)
+
+    hash_key = sub.add_parser(
+        "hash-key", help="make a gateway API key and print it with its hash for the policy"
+    )
+    hash_key.add_argument(
+        "--stdin", action="store_true", help="hash the key read from stdin instead of a new one"
+    )
+    hash_key.set_defaults(func=_hash_key)
+
+    curve = sub.add_parser(
+        "cache-curve",
+        help="print the semantic-cache verifier's precision/recall curve and the threshold "
+        "each max_false_hit_rate gives",
+    )
+    curve.add_argument("--verifier", help="weights file (default: the one shipped)")
+    curve.add_argument("--points", type=int, default=20, help="rows of the curve to print")
+    curve.set_defaults(func=_cache_curve)
+    return parser
+
+
+def _cache_curve(args: argparse.Namespace) -> int:
+    from gateway.cache.judgement.verifier import load_verifier
+    from gateway.commands.cache_curve import curve_report
+
+    try:
+        verifier = load_verifier(args.verifier)
+    except (OSError, ValueError) as exc:
+        print(f"cache-curve: cannot read the verifier: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(curve_report(verifier, args.points)))
+    return 0
+
+
+def _hash_key(args: argparse.Namespace) -> int:
+    from gateway.security.api_keys import KeyFormatError, hash_key, new_key
+
+    key = sys.stdin.readline().strip() if args.stdin else new_key()
+    try:
+        hashed = hash_key(key)
+    except KeyFormatError as exc:
+        print(f"hash-key: {exc}", file=sys.stderr)
+        return 1
+    if not args.stdin:
+        print(f"key:  {key}    (give this to the client; it is not stored anywhere)")
+    print(f"hash: {hashed}    (put this under auth.tenants.<name>.keys or admin.keys)")
+    return 0
+
+
+def _load(path: str | Path) -> CompiledPolicy | None:
+    """The compiled policy, or None once its problems are printed."""
+    try:
+        return load_policy_file(path)
+    except PolicyError as exc:
+        print(exc.render(), file=sys.stderr)
+        return None
+
+
+def _check(args: argparse.Namespace) -> int:
+    policy = _load(args.policy)
+    if policy is None:
+        return 1
+    pools = ", ".join(f"{p.name} ({len(p.backends)} backends)" for p in policy.pools.values())
+    print(
+        f"{args.policy}: ok, digest {policy.digest[:12]}; pools: {pools}; "
+        f"models: {', '.join(policy.model_names())}"
+    )
+    for spec in policy.backends:
+        # Says which form of the URL was understood (server root or API base).
+        notes = [url_form(spec.url), *way_notes(spec.origin)]
+        print(f"  backend {spec.name} {spec.url}: {'; '.join(notes)}")
+    split = policy.auto_split
+    if split is not None and any(route.auto for route in policy.models.values()):
+        scored = "learned model" if policy.classify.model is not None else "heuristic"
+        print(
+            f"route: auto (after any tier rule): difficulty >= {split.threshold:.3f} ({scored}) "
+            f"to pool {split.large}, below to pool {split.small}"
+        )
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    return serve_policy(args.policy, host=args.host, port=args.port, log_level=args.log_level)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from gateway.commands import demo
+
+    workdir = demo.new_workdir()
+    policy_path = demo.demo_policy(workdir)
+    policy = load_policy_file(policy_path)
+    health = [backend.url.rstrip("/") + "/health" for backend in policy.backends]
+    log_path = workdir / "fleet.log"
+    print(f"starting the simulated fleet (log: {log_path}) ...", flush=True)
+    try:
+        with demo.simulated_fleet(health, args.speed, log_path):
+            print(demo.banner(args.host, args.port, policy_path, policy), flush=True)
+            return serve_policy(policy_path, host=args.host, port=args.port, log_level="warning")
+    except demo.FleetError as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        return 1
+
+
+def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> int:
+    """Load the policy (exit 1 if it is invalid) and serve it until interrupted."""
+    from gateway.app import build_app
+
+    logging.basicConfig(
+        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # httpx logs every upstream request at INFO: far too loud for a proxy.
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    policy = _load(path)
+    if policy is None:
+        return 1
+    access = write_in_background(logging.getLogger(ACCESS_LOGGER), sys.stdout)
+    app = build_app(policy, policy_path=path)
+    # Everything loaded so far lives as long as the process: keep it out of the collector's
+    # full passes, whose pauses would otherwise land on the latency tail.
+    gc.collect()
+    gc.freeze()
+    try:
+        _run_uvicorn(app, policy, host=host, port=port, log_level=log_level)
+    finally:
+        access.stop()
+    return 0
+
+
+def _run_uvicorn(
+    app: Starlette, policy: CompiledPolicy, *, host: str, port: int, log_level: str
+) -> None:
+    import uvicorn
+
+    from gateway.security.slow_clients import header_timeout_protocol
+
+    server = policy.source.server
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        # Slow clients cannot hold connections: headers within header_timeout_s (the body's
+        # own timeout is checked while reading it); beyond max_connections uvicorn answers 503.
+        http=header_timeout_protocol(server.header_timeout_s),
+        limit_concurrency=server.max_connections,
+        # On SIGTERM: stop accepting, let in-flight requests finish for this long, then cancel
+        # the rest (which closes their upstream connections, so backends stop generating).
+        timeout_graceful_shutdown=policy.source.server.drain_timeout_s,
+    )
+
+
+def _route(args: argparse.Namespace) -> int:
+    from gateway.commands.route_report import DryRun, needs_encoder
+
+    policy = _load(args.policy)
+    if policy is None:
+        return 1
+    encoder = _encoder(policy.source.cache.semantic.model_path) if needs_encoder(policy) else None
+    try:
+        dry = DryRun(policy, args.model, encoder)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"route: classify.knn exemplars not usable: {exc}", file=sys.stderr)
+        return 1
+    for decision in dry.lines(sys.stdin):
+        print(json.dumps(decision), flush=True)
+    return 0
+
+
+def _fit_router(args: argparse.Namespace) -> int:
+    from gateway.classify.fitting.router_fit import (
+        L2_CANDIDATES,
+        choose_l2,
+        embed_all,
+        fit_model,
+        read_outcomes,
+    )
+
+    try:
+        rows = read_outcomes(args.data)
+    except (OSError, ValueError) as exc:
+        print(f"fit-router: {exc}", file=sys.stderr)
+        return 1
+    encoder = _encoder(None)
+    vectors = embed_all(encoder, [r.prompt for r in rows])
+    l2 = args.l2
+    try:
+        if l2 is None:
+            l2, means = choose_l2(rows, vectors, L2_CANDIDATES, folds=args.folds)
+            tried = ", ".join(f"l2 {k:g}: {v:.3f}" for k, v in means.items())
+            print(f"cross-validated APGR ({args.folds} folds): {tried}", file=sys.stderr)
+        fitted = fit_model(rows, vectors, l2=l2, about=f"fit-router on {args.data} (l2 {l2:g})")
+    except ValueError as exc:
+        print(f"fit-router: {exc}", file=sys.stderr)
+        return 1
+    Path(args.out).write_text(json.dumps(fitted.model.to_json(), indent=1) + "\n")
+    print(f"{args.out}: {len(rows)} prompts, l2 {l2:g}; set classify.model.weights to it")
+    return 0
+
+
+def _encoder(model_path: str | None) -> Encoder:
+    from gateway.embedding import SentenceEncoder
+
+    print("loading the embedding model...", file=sys.stderr)
+    return SentenceEncoder(model_path)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    print(json.dumps(policy_json_schema(), indent=2, sort_keys=True))
+    return 0
+
+
+def policy_json_schema() -> dict[str, object]:
+    schema = Policy.model_json_schema()
+    schema["title"] = "latency-gateway policy"
+    return schema

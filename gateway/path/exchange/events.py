@@ -1,0 +1,117 @@
+"""Re-frame an upstream event stream for the client, a chunk at a time.
+
+Every complete ``data:`` line of a chunk is rewritten (the public model name put back,
+``wire.show_public_model``; configured secrets removed) and the results are joined, so events
+that arrive together leave together. A typed stream (the Responses API) keeps each event's
+``event:`` line in front of its data and ends with its terminal event and the end of the body
+instead of ``data: [DONE]``. A backend's error event is never relayed as sent: it ends the
+stream and the relay reports a rebuilt error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from gateway.cache.store.capture import AnswerCapture
+from gateway.errors import GatewayError
+from gateway.openai import endpoints as wire
+from gateway.openai import sse
+from gateway.path.exchange.lease import Lease
+from gateway.upstream import failures as upstream_errors
+
+_EVENT = b"event:"
+
+
+class EventRelay:
+    """One stream's re-framing state."""
+
+    def __init__(self, lease: Lease, capture: AnswerCapture | None) -> None:
+        self._public = lease.ctx.request.model
+        self._backend = lease.backend.name
+        self._redactor = lease.ctx.policy.redactor
+        self._capture = capture
+        self._endpoint = lease.ctx.request.endpoint
+        self._typed = wire.typed_events(self._endpoint)
+        self._lines = sse.LineSplitter()
+        self._event: bytes | None = None  # the pending ``event:`` line's name (typed streams)
+        self.done = False
+        self.ended_well = False  # a typed stream's terminal event was relayed
+        self.events = 0  # relayed, for the sequence number of a typed error event
+        self.token_seen = False  # a role-only first chunk is not a token
+        self.token_events = 0
+        self.usage: tuple[int | None, int] | None = None  # when the answer reports usage
+        self.error: GatewayError | None = None
+
+    def feed(self, chunk: bytes | None) -> bytes:
+        """Frames for the client from one upstream chunk (None: the stream ended)."""
+        lines = self._lines.feed(chunk) if chunk is not None else self._lines.flush()
+        out = self._frames(lines)
+        if chunk is None and not self.done:
+            if self.ended_well:
+                self.done = True
+            else:
+                self._fail("the stream ended before its last event")
+        return out
+
+    def _frames(self, lines: list[bytes]) -> bytes:
+        out: list[bytes] = []
+        for line in lines:
+            if self._typed and line.startswith(_EVENT):
+                self._event = line[len(_EVENT) :].strip()
+                continue
+            payload = sse.data_payload(line)
+            if payload is None:
+                continue
+            if payload == b"[DONE]":
+                self.done = True
+                break
+            frame = self._frame(payload)
+            if frame is None:
+                break
+            out.append(frame)
+        return b"".join(out)
+
+    def _frame(self, payload: bytes) -> bytes | None:
+        data = json_object(self._redactor.content(payload))
+        if data is None:
+            self._fail("an event is not JSON")
+            return None
+        if upstream_errors.is_error_event(data):  # rebuilt, never relayed as sent
+            self.done = True
+            self.error = upstream_errors.from_event(data, self._backend, self._redactor)
+            return None
+        wire.show_public_model(data, self._public)
+        if wire.carries_token(data):
+            self.token_seen = True
+            self.token_events += 1
+        prompt, completion = wire.usage(data)
+        if completion is not None:
+            self.usage = (prompt, completion)
+        if wire.is_terminal(data):
+            self.ended_well = True
+        if self._capture is not None:
+            self._capture.event(data)
+        name, self._event = self._event, None
+        self.events += 1
+        return wire.frame(orjson.dumps(data), name if self._typed else None)
+
+    def ending(self, error: dict[str, Any] | None) -> bytes:
+        """The stream's last bytes: ``error`` (an error body) as an event, then ``data:
+        [DONE]`` unless the stream is typed (the Responses API has none)."""
+        out = b"" if error is None else wire.error_frame(self._endpoint, error, self.events)
+        return out if self._typed else out + sse.DONE
+
+    def _fail(self, detail: str) -> None:
+        self.done = True
+        if self.error is None:
+            self.error = upstream_errors.invalid_response(self._backend, detail)
+
+
+def json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None

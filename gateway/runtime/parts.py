@@ -1,0 +1,292 @@
+"""The gateway's live parts, built once per app and shared by its endpoints."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from prometheus_client import Gauge
+
+from gateway.admission.controller import PoolAdmission
+from gateway.admission.decision import PROBE
+from gateway.admission.lease_gate import LeaseGate
+from gateway.admission.queue import Lane, Priority
+from gateway.backends.breaker import BreakerState
+from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.cache.live_cache import CacheHolder
+from gateway.dashboard.history import History
+from gateway.dashboard.window import Window
+from gateway.metrics import GatewayMetrics
+from gateway.path.dispatch import Dispatcher
+from gateway.path.relay import Proxy
+from gateway.path.report import Reporter
+from gateway.policy.compile import CompiledPolicy
+from gateway.policy.reload import PolicyHolder, ReloadResult
+from gateway.retry_budget import RetryBudget, RetryBudgetSettings
+from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
+from gateway.rewrite.summaries import SummaryService
+from gateway.runtime.own_requests import INTERNAL_MODEL, InternalCompletion
+from gateway.scheduling.scheduler import Scheduler
+from gateway.security.tenant_limits import TenantRateLimits
+from gateway.upstream import ConnectionPool
+
+
+def _standard_wait(admission: PoolAdmission) -> float:
+    return admission.predict(PROBE).wait_s
+
+
+def _or_nan(value: float | None) -> float:
+    # Prometheus' way to say "no value yet" for a gauge that exists.
+    return math.nan if value is None else value
+
+
+_BREAKER_LEVEL = {BreakerState.CLOSED: 0.0, BreakerState.HALF_OPEN: 1.0, BreakerState.OPEN: 2.0}
+
+
+@dataclass
+class Gateway:
+    holder: PolicyHolder
+    backends: BackendRegistry
+    metrics: GatewayMetrics
+    clock: Callable[[], float]
+    scheduler: Scheduler
+    report: Reporter
+    dashboard: Window = field(default_factory=Window)
+    history: History = field(default_factory=History)  # sampled by the app's lifespan
+    proxy: Proxy | None = None
+    dispatcher: Dispatcher | None = None
+    budget: RetryBudget | None = None
+    upstream: ConnectionPool | None = None
+    admissions: dict[str, PoolAdmission] = field(default_factory=dict)
+    prefix_store: MemoryPrefixStore | None = None
+    summaries: SummaryService | None = None
+    _prefix_key: object = None
+    caches: CacheHolder = field(init=False)
+    started_at: int = field(default_factory=lambda: int(time.time()))
+    lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
+    rate_limits: TenantRateLimits = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rate_limits = TenantRateLimits(self.clock)
+
+    @classmethod
+    def create(
+        cls,
+        policy: CompiledPolicy,
+        *,
+        path: Path | None,
+        metrics: GatewayMetrics,
+        clock: Callable[[], float],
+    ) -> Gateway:
+        gateway = cls(
+            PolicyHolder(policy),
+            BackendRegistry(clock),
+            metrics,
+            clock,
+            Scheduler(clock),
+            Reporter(clock, metrics=metrics),
+        )
+        gateway.caches = CacheHolder(metrics, clock)
+        gateway.holder = PolicyHolder(
+            policy, path=path, on_swap=gateway.on_swap, on_result=gateway.on_reload
+        )
+        gateway.on_swap(policy)
+        return gateway
+
+    @property
+    def policy(self) -> CompiledPolicy:
+        return self.holder.current
+
+    def start(
+        self, proxy: Proxy, pool: ConnectionPool, sleep: Callable[[float], Awaitable[None]]
+    ) -> None:
+        """Wire the parts that need the running lifespan (the upstream pool)."""
+        assert self.budget is not None
+        self.proxy = proxy
+        self.upstream = pool
+        self.dispatcher = Dispatcher(
+            backends=self.backends,
+            scheduler=self.scheduler,
+            proxy=proxy,
+            metrics=self.metrics,
+            budget=self.budget,
+            clock=self.clock,
+            report=self.report,
+            sleep=sleep,
+        )
+        self.summaries = SummaryService(InternalCompletion(self), self.metrics, clock=self.clock)
+
+    async def stop(self) -> None:
+        """Stop background work started by requests (summaries being written)."""
+        if self.summaries is not None:
+            await self.summaries.close()
+
+    def require_started(self) -> tuple[Dispatcher, Proxy]:
+        if self.dispatcher is None or self.proxy is None:
+            raise RuntimeError("the gateway's lifespan has not started")
+        return self.dispatcher, self.proxy
+
+    def on_swap(self, policy: CompiledPolicy) -> None:
+        """Called with the new policy just before it becomes active."""
+        self.backends.reconcile(policy)
+        self.scheduler.reconcile(policy)
+        self.report.access.enabled = policy.source.server.access_log
+        self.report.configure(policy.source.tracing)
+        self.report.redactor = policy.redactor
+        self._reconcile_admission(policy)
+        self._reconcile_prefix_store(policy)
+        classify = policy.source.classify
+        self.caches.reconcile(policy.source.cache, classify.knn, classify.model.enabled)
+        settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
+        if self.budget is None or self.budget.settings != settings:
+            self.budget = RetryBudget(settings, self.clock)
+            if self.dispatcher is not None:
+                self.dispatcher.budget = self.budget
+        self.metrics.policy_info.clear()
+        self.metrics.policy_info.labels(policy.digest[:12]).set(1)
+        self.metrics.bounds.use(
+            models=[*policy.models, INTERNAL_MODEL],  # the gateway's own summary calls
+            tenants=policy.source.auth.tenants,
+            pools=policy.pools,
+            backends=(b.name for b in policy.backends),
+        )
+        for state in self.backends.all():
+            self.on_health_change(state)
+        self._watch_backends()
+
+    def _reconcile_prefix_store(self, policy: CompiledPolicy) -> None:
+        tracking = policy.source.rewrite.prefix_tracking
+        key = (policy.rewrite, tracking)
+        if not tracking.enabled:
+            self.prefix_store, self._prefix_key = None, None
+        elif key != self._prefix_key:
+            # The explainer's patterns come from the rewrite settings: new ones, new memory.
+            self.prefix_store = MemoryPrefixStore(
+                PrefixExplainer(policy.rewrite.matcher),
+                clock=self.clock,
+                max_sessions=tracking.max_sessions,
+                ttl_s=tracking.ttl_s,
+                max_chars=tracking.max_chars,
+            )
+            self._prefix_key = key
+
+    def _reconcile_admission(self, policy: CompiledPolicy) -> None:
+        fresh: dict[str, PoolAdmission] = {}
+        for name, pool in policy.pools.items():
+            old = self.admissions.get(name)
+            same = old is not None and old.pool.settings.admission == pool.settings.admission
+            if old is not None and same and old.pool.capacity == pool.capacity:
+                old.pool = pool
+                fresh[name] = old
+            else:
+                # Waiters of a replaced pool state still drain through it as its slots free.
+                fresh[name] = PoolAdmission(
+                    pool,
+                    clock=self.clock,
+                    metrics=self.metrics,
+                    backend_load=partial(self._pool_load, name),
+                    backend_ttft=partial(self._best_ttft, name),
+                    engine_slots=partial(self._engine_slots, name),
+                    leases=self.lease_gates(name) if self.lease_gates else None,
+                )
+            self._watch_admission(fresh[name])
+        self.admissions = fresh
+
+    def attach_lease_gates(self, gates: Callable[[str], LeaseGate]) -> None:
+        """Cluster admission started: every pool's slots now also need its gate's lease."""
+        self.lease_gates = gates
+        for name, admission in self.admissions.items():
+            admission.leases = gates(name)
+
+    def _states(self, pool: str) -> list[BackendState]:
+        return self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
+
+    def _pool_load(self, pool: str) -> tuple[float, float]:
+        states = self._states(pool)
+        if not states:
+            return 0.0, 0.0
+        waiting = sum(s.load.waiting for s in states)
+        return waiting, sum(s.load.kv_usage for s in states) / len(states)
+
+    def _engine_slots(self, pool: str) -> int | None:
+        """What the pool's routable replicas take at once (``BackendState.dispatch_cap``);
+        None with none routable, so the dispatch stage says why nothing can serve."""
+        caps = [s.dispatch_cap for s in self._states(pool) if s.routable]
+        return sum(caps) if caps else None
+
+    def prompt_tokens(self, pool: str, chars: int) -> float:
+        """The prompt tokens the pool's backends are expected to count for ``chars``
+        characters (their mean; each learns its own from its ``usage``)."""
+        states = self._states(pool)
+        if not states:
+            return chars / 4  # nobody to ask: the usual four characters a token
+        return sum(s.token_count.estimate(chars) for s in states) / len(states)
+
+    def _best_ttft(self, pool: str, prompt_tokens: float) -> float | None:
+        """The lowest predicted TTFT among the pool's routable replicas (those with a free
+        slot; with none, as the next slot frees), for a prompt that misses the prefix cache
+        as often as the replica's recent traffic did."""
+        routable = [s for s in self._states(pool) if s.routable]
+        free = [s for s in routable if s.has_capacity]
+        return min(
+            (
+                s.predict_ttft(
+                    prompt_tokens * (1.0 - (s.prefix_hit_rate or 0.0)), at_next_slot=not free
+                )
+                for s in free or routable
+            ),
+            default=None,
+        )
+
+    def _watch_admission(self, admission: PoolAdmission) -> None:
+        m, name = self.metrics, admission.pool.name
+        m.concurrency_limit.labels(name).set_function(lambda: admission.limit.limit)
+        m.ladder_step.labels(name).set_function(lambda: admission.step)
+        m.estimated_wait.labels(name).set_function(partial(_standard_wait, admission))
+        objective = admission.objective
+        if objective is not None:
+            m.ttft_objective.labels(name).set(objective.ttft_s)
+        for lane in Lane:
+            for priority in Priority:
+                m.queue_depth.labels(name, lane.value, priority.name.lower()).set_function(
+                    partial(admission.queue.depth, lane, priority)
+                )
+
+    def on_reload(self, result: ReloadResult) -> None:
+        self.metrics.policy_reloads.labels("success" if result.ok else "failure").inc()
+
+    def on_health_change(self, state: BackendState) -> None:
+        gauge = self.metrics.backend_healthy.labels(state.name, state.spec.pool)
+        gauge.set(1 if state.health is Health.HEALTHY else 0)
+        admission = self.admissions.get(state.spec.pool)
+        if admission is not None:
+            admission.dispatch()  # a replica more: its slots go to waiters
+            admission.recheck()  # a replica fewer (or more): every waiter's prediction moved
+        # Read at scrape time: the breaker moves from open to half-open by the clock alone.
+        self.metrics.breaker_state.labels(state.name).set_function(
+            lambda: _BREAKER_LEVEL[state.breaker.state]
+        )
+
+    def _watch_backends(self) -> None:
+        """Per-backend gauges, read from the live states when Prometheus scrapes."""
+        m = self.metrics
+        readers: list[tuple[Gauge, Callable[[BackendState], float]]] = [
+            (m.backend_waiting, lambda s: s.load.waiting),
+            (m.backend_running, lambda s: s.load.running),
+            (m.backend_kv_usage, lambda s: s.load.kv_usage),
+            (m.backend_prefix_hit_rate, lambda s: _or_nan(s.prefix_hit_rate)),
+            (m.backend_spec_acceptance, lambda s: _or_nan(s.spec_acceptance)),
+            (m.backend_inflight, lambda s: float(s.inflight)),
+            (m.backend_chars_per_token, lambda s: s.token_count.chars_per_token),
+        ]
+        for gauge, read in readers:
+            gauge.clear()  # backends a reload removed
+            for state in self.backends.all():
+                gauge.labels(state.name, state.spec.pool).set_function(partial(read, state))
+
+    def pool_states(self) -> list[BackendState]:
+        return list(self.backends.all())

@@ -1,0 +1,142 @@
+"""Policy schema: the gateway's exact and semantic response cache."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+
+from gateway.schema.strict import PositiveSeconds, _Strict
+
+# The old rule (cosine >= 0.92, guard) measured 0.115 on the verifier's calibration pairs
+# (QQP train split, `python -m loadtests.fit_cache_verifier`): the default keeps that risk,
+# rounded down; QQP's labels call many near-identical rewordings different (README).
+DEFAULT_MAX_FALSE_HIT_RATE = 0.1
+
+
+class CacheVerify(_Strict):
+    """Sampled verification of semantic hits: per-entry thresholds that tighten from
+    evidence (``gateway/cache/store/evidence.py``, ``verification.py``). Off by default."""
+
+    sample: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Share of semantic hits also sent to the backend in the background, "
+        "the two answers compared; 0 = off",
+    )
+    max_inflight: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Verifications at once; more sampled hits are skipped (as are those "
+        "meeting a pool with no free slot)",
+    )
+    answer_min_cosine: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="Least cosine of two answers' embeddings for them to agree (after "
+        "identical text and equal numbers)",
+    )
+    margin: float = Field(
+        default=0.01,
+        ge=0,
+        le=0.5,
+        description="A disagreeing entry's least cosine rises to the disagreeing "
+        "question's cosine plus this",
+    )
+    max_disagreements: int = Field(
+        default=2,
+        ge=1,
+        le=1000,
+        description="After this many disagreements an entry serves exact hits only",
+    )
+
+
+class SemanticCache(_Strict):
+    """Answers for differently worded questions: embeddings, a per-scope index, a verifier.
+
+    Which rule decides a hit: with ``threshold`` set (and ``max_false_hit_rate`` not), the
+    old one, cosine at least ``threshold`` and then the guard; otherwise the verifier, at
+    the threshold derived from ``max_false_hit_rate``. Setting both is an error.
+    """
+
+    enabled: bool = True
+    max_false_hit_rate: float = Field(
+        default=DEFAULT_MAX_FALSE_HIT_RATE,
+        gt=0,
+        lt=0.5,
+        description="Largest share of semantic hits that may be wrong answers; the verifier's "
+        "threshold is derived from it on held-out calibration pairs (`latency-gateway "
+        "cache-curve` prints the curve)",
+    )
+    threshold: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Old rule, for policies that set it: least cosine of a semantic hit, then "
+        "the guard; no verifier. Not together with max_false_hit_rate",
+    )
+    guard: bool = Field(
+        default=True,
+        description="Refuse matches differing in negation, numbers, dates, names (with "
+        "`threshold`: the only check after the cosine; with the verifier: one of its inputs "
+        "and a veto)",
+    )
+    verifier_path: str | None = Field(
+        default=None, description="Verifier weights file (.npz; default: the one shipped)"
+    )
+    candidates: int = Field(default=4, ge=1, le=64, description="Neighbours checked per lookup")
+    max_query_chars: int = Field(
+        default=1000, ge=1, le=100_000, description="Longer questions use the exact cache only"
+    )
+    model_path: str | None = Field(
+        default=None, description="sentence-transformers model directory (default: bundled)"
+    )
+    max_batch: int = Field(default=32, ge=1, le=1024, description="Texts per embedding batch")
+    embed_timeout_s: float = Field(
+        default=0.2, gt=0, le=60, description="Longer waits for an embedding skip the lookup"
+    )
+    threads: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="torch CPU threads; more than 1 stalls badly when the cores are busy",
+    )
+    verify: CacheVerify = CacheVerify()
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> Self:
+        if self.threshold is not None and "max_false_hit_rate" in self.model_fields_set:
+            raise ValueError(
+                "set either max_false_hit_rate (the verifier) or threshold (cosine and the "
+                "guard only), not both"
+            )
+        return self
+
+    @property
+    def uses_verifier(self) -> bool:
+        return self.threshold is None
+
+
+class CacheRedis(_Strict):
+    """Where a shared cache lives when ``store: redis``."""
+
+    url: str = "redis://127.0.0.1:6379/0"
+    key_prefix: str = Field(default="lgw:cache", min_length=1, max_length=128)
+    timeout_s: PositiveSeconds = Field(default=0.25, description="Per-command; then a miss")
+
+
+class Cache(_Strict):
+    """Response cache: exact, then semantic; deterministic requests only."""
+
+    enabled: bool = False
+    store: Literal["memory", "redis"] = "memory"
+    ttl_s: PositiveSeconds = 3600.0
+    max_entries: int = Field(default=100_000, ge=1, le=100_000_000)
+    any_temperature: bool = Field(
+        default=False, description="Also cache requests with temperature above 0"
+    )
+    semantic: SemanticCache = SemanticCache()
+    redis: CacheRedis = CacheRedis()

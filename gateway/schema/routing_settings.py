@@ -1,0 +1,111 @@
+"""Policy schema: tier rules that route requests to pools, and the classifier they use."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from gateway.schema.strict import Name, _Strict
+
+LengthName = Literal["short", "medium", "long"]
+
+
+PriorityName = Literal["critical", "standard", "sheddable"]
+
+
+class RuleWhen(_Strict):
+    """Conditions of a tier rule; all given ones must hold (none given: always)."""
+
+    length: list[LengthName] | None = None
+    difficulty_at_least: float | None = Field(default=None, ge=0, le=1)
+    difficulty_below: float | None = Field(default=None, ge=0, le=1)
+    priority: list[PriorityName] | None = None
+    model: list[Name] | None = Field(default=None, description="Public model names asked for")
+    tenant: list[Name] | None = Field(default=None, description="Tenants asking")
+
+
+class Rule(_Strict):
+    """A tier rule for ``route: auto`` models: the first that matches picks the pool."""
+
+    name: Name
+    when: RuleWhen = RuleWhen()
+    pool: Name
+
+
+class AutoSplit(_Strict):
+    """``route: auto`` by difficulty: after the tier rules, the hardest requests go to the
+    large pool and the rest to the small one."""
+
+    enabled: bool | None = Field(
+        default=None,
+        description="Default: on when there are no tier rules and two pools whose served"
+        " models' names state different sizes (1.5B, 70B); naming a pool turns it on",
+    )
+    small: Name | None = Field(
+        default=None, description="Default: the smaller model's pool, else routing.default_pool"
+    )
+    large: Name | None = Field(
+        default=None, description="Default: the bigger model's pool, else the other of two"
+    )
+    large_share: float = Field(
+        default=0.3,
+        gt=0,
+        lt=1,
+        description="Share of requests for the large pool, on the difficulty model's training"
+        " data (the score threshold is derived from it)",
+    )
+    threshold: float | None = Field(
+        default=None, ge=0, le=1, description="A difficulty score threshold instead of the share"
+    )
+
+
+class Routing(_Strict):
+    """How ``route: auto`` models choose a pool: tier rules, the difficulty split, then the
+    default pool."""
+
+    default_pool: Name | None = None
+    rules: list[Rule] = Field(default_factory=list)
+    auto: AutoSplit = AutoSplit()
+
+
+class Knn(_Strict):
+    """A kNN vote over embedded, labelled exemplars, blended into the difficulty score."""
+
+    enabled: bool = False
+    exemplars: str = Field(
+        default="policies/exemplars/difficulty.jsonl",
+        description="JSON lines of {prompt, label: easy|hard}; relative to the working directory",
+    )
+    k: int = Field(default=7, ge=1, le=100)
+    weight: float = Field(default=0.3, ge=0, le=1, description="Share of the vote in the score")
+
+
+class DifficultyModelSettings(_Strict):
+    """The learned difficulty model over the request's sentence embedding (loads the
+    embedding model, as the semantic cache does); without an embedding for a request, the
+    heuristic score ranked on the same scale."""
+
+    enabled: bool = False
+    weights: str | None = Field(
+        default=None,
+        description="Weights file written by `latency-gateway fit-router`, relative to the"
+        " working directory; default: the bundled weights (fitted on the training halves of"
+        " RouteLLM's MMLU and GSM8K outcomes)",
+    )
+
+
+class Classify(_Strict):
+    """Length classes and the difficulty threshold of the classify stage."""
+
+    medium_from: int = Field(default=512, ge=1, description="Prompt tokens where medium starts")
+    long_from: int = Field(default=4096, ge=2, description="Prompt tokens where long starts")
+    difficulty_threshold: float = Field(default=0.5, gt=0, lt=1)
+    knn: Knn = Knn()
+    model: DifficultyModelSettings = DifficultyModelSettings()
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Classify:
+        if self.medium_from >= self.long_from:
+            raise ValueError("medium_from must be below long_from")
+        return self
