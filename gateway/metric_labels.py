@@ -35,7 +35,7 @@ UNKNOWN = "unknown"
 OTHER = "other"
 NO_BACKEND = "none"
 NO_POOL = "none"
-# "verify": the backend call of a sampled semantic hit (path/verify.py).
+# "verify": the backend call of a sampled semantic hit (runtime/own_requests.py).
 CACHE_RESULTS = frozenset({"miss", "exact", "semantic", "bypass", "verify"})
 
 # What Outcome.error_kind and retry reasons can be when the gateway itself names the failure.

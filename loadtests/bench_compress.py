@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry
 from gateway.classify import EstimateCounter
 from gateway.metrics import GatewayMetrics
 from gateway.openai.request import ParsedRequest
-from gateway.path.compress import compress_stage
+from gateway.path.compress import compress_request
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
@@ -89,7 +89,7 @@ def main() -> None:
         tokens = counter.count_messages(messages)
 
         def stages(ctx: RequestContext = ctx) -> object:
-            return compress_stage(ctx, plan_pool(ctx), None, metrics, {})[0]
+            return compress_request(ctx, plan_pool(ctx), None, metrics, {})[0]
 
         print(f"plan + compress {turns:3d} turns ({tokens:6d} tokens): {_time(stages, args.calls)}")
     dropped = compress(conversation(60), counter, CompressConfig(7936, 4)).dropped

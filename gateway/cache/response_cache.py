@@ -1,10 +1,10 @@
 """The response cache of a running gateway: exact cache first, then the semantic cache.
 
 Lookup, for a request the eligibility rules accept:
-1. exact: the store's entry for the hash of the canonical request (``keys.py``);
+1. exact: the store's entry for the hash of the canonical request (``store/cache_keys.py``);
 2. semantic (when the embedder is loaded and the question is short enough): embed the
    question (micro-batched, off the loop), take the ``candidates`` nearest cached questions
-   of the same scope, and serve the best one the hit rule (``decision.py``: the verifier at
+   of the same scope, and serve the best one the hit rule (``judgement/verdict.py``: the verifier at
    ``max_false_hit_rate``, or cosine and guard for a policy that sets ``threshold``) accepts
    and whose answer fits the request's token limit, unless the entry's own evidence
    refuses it (``evidence.py``: a threshold raised by sampled verification, or exact-only).
@@ -13,7 +13,7 @@ Lookup, for a request the eligibility rules accept:
 The embedding computed here is kept with the miss and stored with the answer, so a request
 is embedded once. ``x-gateway-cache: bypass`` skips the cache both ways; ``refresh`` skips
 the lookup but stores the new answer over the old one. ``verify`` offers a semantic hit to
-sampled verification (``verification.py``), which runs in the background.
+sampled verification (``verification/sampling.py``), which runs in the background.
 """
 
 from __future__ import annotations

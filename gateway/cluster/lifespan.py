@@ -18,7 +18,7 @@ from gateway.policy.compile import CompiledPolicy
 
 
 class Joining(Protocol):
-    """What joining the cluster needs of the running gateway (``runtime.Gateway`` has it)."""
+    """What joining the cluster needs of the running gateway (``runtime.parts.Gateway`` has it)."""
 
     @property
     def policy(self) -> CompiledPolicy: ...

@@ -32,9 +32,9 @@ from gateway.errors import GatewayError, InvalidRequest
 from gateway.metrics import GatewayMetrics
 from gateway.openai.parse import parse_request
 from gateway.openai.request import Endpoint
-from gateway.path.context import RequestContext
-from gateway.path.plan import classify, plan_pool
-from gateway.path.rewrite import rewrite_stage
+from gateway.path.context import RequestContext, classify
+from gateway.path.plan import plan_pool
+from gateway.path.rewrite import rewrite_request
 from gateway.policy.compile import CompiledPolicy
 
 
@@ -81,7 +81,7 @@ class DryRun:
             endpoint = "completions"
         parsed = parse_request(endpoint, json.dumps(body).encode())
         ctx = RequestContext("route", 0.0, parsed, self.policy, {})
-        ctx = rewrite_stage(ctx, None, self._metrics, {})
+        ctx = rewrite_request(ctx, None, self._metrics, {})
         ctx = self._with_embedding(ctx)
         plan = plan_pool(ctx)
         classes = classify(ctx)

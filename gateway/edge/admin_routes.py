@@ -29,7 +29,8 @@ def _gateway(request: Request) -> Gateway:
     """The gateway, once the caller passed the policy's admin check (raises 401/403)."""
     gateway: Gateway = request.app.state.gateway
     client = request.client.host if request.client is not None else None
-    check_admin(gateway.policy, client, request.headers)
+    policy = gateway.policy
+    check_admin(policy.source.admin, policy.admin_keys, client, request.headers)
     return gateway
 
 

@@ -1,6 +1,6 @@
 """The gateway's OpenAPI 3.1 document (served at ``GET /openapi.json``).
 
-Request bodies come from the same pydantic models that validate them (``openai_api.py``), so
+Request bodies come from the same pydantic models that validate them (``openai/parse.py``), so
 the document cannot drift from what the gateway accepts; unknown fields are allowed, as on
 the wire. Every error response uses the one OpenAI error shape of ``errors.py``.
 """

@@ -1,5 +1,5 @@
 """Thin endpoints: read and parse the request, identify it, then ``path.run.serve`` runs its
-stages; refusals render here (``edge/errors.py``)."""
+stages; refusals render here (``edge/error_render.py``)."""
 
 from __future__ import annotations
 

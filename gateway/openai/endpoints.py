@@ -1,7 +1,7 @@
 """What the gateway reads in each endpoint's answers, and where each endpoint lives upstream.
 
-The relay (``path/relay.py``, ``path/events.py``) is one for every endpoint; what differs is
-here, as values and small pure functions:
+The relay (``path/relay.py``, ``path/exchange/events.py``) is one for every endpoint; what
+differs is here, as values and small pure functions:
 
 - the upstream path (below the backend's root prefix, ``upstream/origin.py``);
 - where the model name sits: at the top of a body or chunk, and for the Responses API also in

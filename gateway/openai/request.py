@@ -1,5 +1,5 @@
 """The request as every layer below the HTTP edge knows it: endpoint, public model, stream
-flag and the JSON body (parsed and checked by ``edge/openai_api.py``)."""
+flag and the JSON body (parsed and checked by ``parse.py``)."""
 
 from __future__ import annotations
 

@@ -24,11 +24,11 @@ from gateway.admission.queue import Lane
 from gateway.metrics import GatewayMetrics
 from gateway.openai.messages import expected_output_tokens, prompt_chars
 from gateway.openai.request import GENERATING
-from gateway.path.context import Plan, RequestContext
-from gateway.path.context_window import fits_pool
+from gateway.path.context import Plan, RequestContext, fits_pool
+from gateway.path.flow import Flow, Services
 
 # (pool, characters of a prompt) -> the prompt tokens the pool's backends count for them
-# (``runtime.Gateway.prompt_tokens``, learned from their ``usage``).
+# (``Services.prompt_tokens``, learned from their ``usage``).
 TokenCounter = Callable[[str, int], float]
 
 
@@ -37,6 +37,15 @@ class Admitted:
     plan: Plan
     permit: Permit
     degraded: bool
+
+
+async def admit_stage(flow: Flow, services: Services) -> Flow:
+    """The flow with its slot (``permit``) and its plan, moved if it was degraded."""
+    admitted = await admit(
+        services.admissions, services.metrics, flow.ctx, flow.planned(), services.prompt_tokens
+    )
+    flow.headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
+    return replace(flow, plan=admitted.plan, permit=admitted.permit, degraded=admitted.degraded)
 
 
 async def admit(

@@ -23,8 +23,8 @@ from dataclasses import replace
 
 from gateway.classify import EstimateCounter, requested_max_tokens
 from gateway.metrics import GatewayMetrics
-from gateway.path.context import Plan, RequestContext
-from gateway.path.context_window import require_fit
+from gateway.path.context import Plan, RequestContext, owns_context_check, require_fit
+from gateway.path.flow import Flow, Services
 from gateway.policy.compile import PoolSpec
 from gateway.rewrite.history_trim import CompressConfig, Compression, compress, with_summary
 from gateway.rewrite.summaries import SummaryService
@@ -34,12 +34,14 @@ from gateway.schema import Compression as CompressionSettings
 _COUNTER = EstimateCounter()
 
 
-def owns_context_check(ctx: RequestContext, pool: PoolSpec) -> bool:
-    """True when this stage, not planning, checks the request against the pool's context."""
-    return ctx.request.endpoint == "chat" and pool.settings.compression.enabled
+async def compress_stage(flow: Flow, services: Services) -> Flow:
+    ctx, plan = compress_request(
+        flow.ctx, flow.planned(), services.summaries, services.metrics, flow.headers
+    )
+    return replace(flow, ctx=ctx, plan=plan)
 
 
-def compress_stage(
+def compress_request(
     ctx: RequestContext,
     plan: Plan,
     summaries: SummaryService | None,

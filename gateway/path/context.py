@@ -1,5 +1,10 @@
-"""The request's facts (``RequestContext``, fixed at identification) and its ``Plan`` (the
-pool chosen by the plan stage, moved by compression, degrade or fallback)."""
+"""The request's facts (``RequestContext``, fixed at identification), its ``Plan`` (the
+pool chosen by the plan stage, moved by compression, degrade or fallback), and the one check
+of a request against a pool's context window that planning, compression and every move to
+another pool (degrade, fallback) make: ``fit`` is the verdict (None when the pool has no
+``max_context``); ``require_fit`` turns a miss into the 400 that names the token count and
+the limit; ``fits_pool`` asks it for a pool planning did not choose, with the plan's count
+(after compression, if any)."""
 
 from __future__ import annotations
 
@@ -7,7 +12,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gateway.admission.queue import Priority
+from gateway.classify import (
+    Classification,
+    ContextFit,
+    check_context,
+    classify_chat,
+    classify_completion,
+    requested_max_tokens,
+    with_model,
+)
+from gateway.classify.knn import blend_vote
 from gateway.embedding import Vectors
+from gateway.errors import InvalidRequest
+from gateway.openai.messages import responses_messages
 from gateway.openai.request import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.tracing.marks import StageMarks
@@ -41,3 +58,55 @@ class Plan:
     # How far the difficulty score lay above the boundary that chose this pool (auto routes
     # decided by difficulty): a small margin makes the smaller pool a fair substitute.
     difficulty_margin: float | None = None
+
+
+def fit(
+    ctx: RequestContext, pool: PoolSpec, prompt_tokens: int, *, estimated: bool = True
+) -> ContextFit | None:
+    limit = pool.settings.max_context
+    if limit is None:
+        return None
+    max_tokens = requested_max_tokens(ctx.request.body)
+    return check_context(prompt_tokens, max_tokens, limit, prompt_estimated=estimated)
+
+
+def require_fit(
+    ctx: RequestContext, pool: PoolSpec, prompt_tokens: int, *, estimated: bool = True
+) -> None:
+    found = fit(ctx, pool, prompt_tokens, estimated=estimated)
+    if found is not None and not found.fits:
+        raise InvalidRequest(found.message(), param="messages", code="context_length_exceeded")
+
+
+def fits_pool(ctx: RequestContext, plan: Plan, pool: PoolSpec) -> bool:
+    """Whether the request as planned fits ``pool``, so that it is not sent where the backend
+    must refuse it. True when the pool has no limit or nothing counted the request (no pool
+    of the policy has a limit)."""
+    if plan.prompt_tokens is None:
+        return True
+    found = fit(ctx, pool, plan.prompt_tokens)
+    return found is None or found.fits
+
+
+def owns_context_check(ctx: RequestContext, pool: PoolSpec) -> bool:
+    """True when this stage, not planning, checks the request against the pool's context."""
+    return ctx.request.endpoint == "chat" and pool.settings.compression.enabled
+
+
+def classify(ctx: RequestContext) -> Classification:
+    body = ctx.request.body
+    config = ctx.policy.classify
+    max_tokens = requested_max_tokens(body)
+    endpoint = ctx.request.endpoint
+    if endpoint in ("chat", "responses"):
+        messages = body["messages"] if endpoint == "chat" else responses_messages(body)
+        classes = classify_chat(messages, max_tokens=max_tokens, config=config)
+    else:
+        prompt = body.get("prompt", body.get("input"))  # embeddings: the input
+        classes = classify_completion(prompt, max_tokens=max_tokens, config=config)
+    if config.model is not None:  # the learned model ranks the score (no kNN blend)
+        return with_model(classes, config, ctx.query_vector)
+    if ctx.difficulty_vote is None:
+        return classes
+    weight = ctx.policy.source.classify.knn.weight
+    return blend_vote(classes, ctx.difficulty_vote, weight, config.weights.threshold)

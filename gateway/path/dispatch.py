@@ -1,11 +1,11 @@
 """Open the upstream exchange: retries before the first byte, then fallback pools.
 
 Algorithm: in the planned pool, then in each pool of its ``fallback`` list whose context
-window the request fits (``context_window.fits_pool``: a backend would refuse it), up to
+window the request fits (``context.fits_pool``: a backend would refuse it), up to
 ``retry.attempts`` attempts, each on a replica this request has not tried yet, with
 exponential backoff and jitter between them (tenacity). Only retryable failures move on: a
 refused connection, a backend's 429/500/502/503/504, a connection reset or closed after the
-request was sent and before the response head (``upstream/errors.py``), no eligible replica.
+request was sent and before the response head (``upstream/failures.py``), no eligible replica.
 Every retry and every move to a fallback pool spends from the shared retry budget, so
 retries cannot amplify an overload; when the budget is spent, the last error is the answer.
 All of this happens before the backend's 200 head, so nothing the client has seen is ever
@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from tenacity import (
     AsyncRetrying,
@@ -36,10 +37,9 @@ from gateway.admission.retry_after import retry_after_s
 from gateway.backends.state import BackendRegistry, BackendState
 from gateway.errors import GatewayError, ServiceUnavailable
 from gateway.metrics import GatewayMetrics
-from gateway.path.context import Plan, RequestContext
-from gateway.path.context_window import fits_pool
+from gateway.path.context import Plan, RequestContext, fits_pool
 from gateway.path.exchange.lease import Lease, Outcome, Phase
-from gateway.path.relay import Proxy
+from gateway.path.flow import Flow, Opened, Services
 from gateway.path.report import Reporter
 from gateway.retry_budget import RetryBudget
 from gateway.scheduling.picker import NoBackend
@@ -63,11 +63,31 @@ class _Run:
     exhausted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
-    lease: Lease
-    response: UpstreamResponse
-    degraded: bool
+class Opener(Protocol):
+    """Sends one attempt's request and waits for the replica's 200 head (``relay.Proxy``)."""
+
+    async def open(self, lease: Lease) -> UpstreamResponse: ...
+
+
+async def dispatch_stage(flow: Flow, services: Services) -> Flow:
+    """The flow with its opened exchange; the response headers say where it went."""
+    permit, headers = flow.permit, flow.headers
+    try:
+        opened = await services.dispatcher.open(flow.ctx, flow.planned(), permit)
+    except BaseException:
+        # Released already unless the request ended between attempts; release is idempotent.
+        if permit is not None:
+            permit.release(latency_s=None, dropped=False)
+        raise
+    lease = opened.lease
+    headers["x-gateway-pool"] = lease.plan.pool.name
+    headers["x-gateway-route-reason"] = lease.plan.reason
+    headers["x-gateway-backend"] = lease.backend.name
+    if not (opened.degraded or flow.degraded):
+        return replace(flow, opened=opened)
+    headers["x-gateway-degraded"] = "1"
+    # The cache key names the planned pool: a smaller pool's answer is not its.
+    return replace(flow, opened=opened, capture=None)
 
 
 class Dispatcher:
@@ -76,7 +96,7 @@ class Dispatcher:
         *,
         backends: BackendRegistry,
         scheduler: Scheduler,
-        proxy: Proxy,
+        proxy: Opener,
         metrics: GatewayMetrics,
         budget: RetryBudget,
         clock: Callable[[], float],

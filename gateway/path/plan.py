@@ -20,17 +20,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gateway.classify import Classification, classify_chat, classify_completion, with_model
-from gateway.classify.knn import blend_vote
+from gateway.classify import Classification
 from gateway.classify.length import length_class
 from gateway.errors import NotFound
 from gateway.openai.endpoints import UPSTREAM_PATHS
-from gateway.openai.messages import prompt_chars, requested_max_tokens, responses_messages
-from gateway.path.compress import owns_context_check
-from gateway.path.context import Plan, RequestContext
-from gateway.path.context_window import require_fit
+from gateway.openai.messages import prompt_chars
+from gateway.path.context import (
+    Plan,
+    RequestContext,
+    classify,
+    owns_context_check,
+    require_fit,
+)
+from gateway.path.flow import Flow, Services
 from gateway.policy.compile import ModelRoute, PoolSpec
 from gateway.schema import Rule, RuleWhen
+
+
+async def plan_stage(flow: Flow, services: Services) -> Flow:
+    return replace(flow, plan=plan_pool(flow.ctx))
 
 
 def plan_pool(ctx: RequestContext) -> Plan:
@@ -45,25 +53,6 @@ def plan_pool(ctx: RequestContext) -> Plan:
     if not owns_context_check(ctx, plan.pool):
         require_fit(ctx, plan.pool, classes.prompt_tokens, estimated=not classes.tokens_exact)
     return replace(plan, length=classes.length.value, prompt_tokens=classes.prompt_tokens)
-
-
-def classify(ctx: RequestContext) -> Classification:
-    body = ctx.request.body
-    config = ctx.policy.classify
-    max_tokens = requested_max_tokens(body)
-    endpoint = ctx.request.endpoint
-    if endpoint in ("chat", "responses"):
-        messages = body["messages"] if endpoint == "chat" else responses_messages(body)
-        classes = classify_chat(messages, max_tokens=max_tokens, config=config)
-    else:
-        prompt = body.get("prompt", body.get("input"))  # embeddings: the input
-        classes = classify_completion(prompt, max_tokens=max_tokens, config=config)
-    if config.model is not None:  # the learned model ranks the score (no kNN blend)
-        return with_model(classes, config, ctx.query_vector)
-    if ctx.difficulty_vote is None:
-        return classes
-    weight = ctx.policy.source.classify.knn.weight
-    return blend_vote(classes, ctx.difficulty_vote, weight, config.weights.threshold)
 
 
 def _route(ctx: RequestContext) -> ModelRoute:

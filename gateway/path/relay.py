@@ -1,13 +1,13 @@
 """Forward a planned request to its backend and relay the answer.
 
-Streaming answers are relayed event by event (``events.py``): each upstream ``data:`` line is
-re-framed (its model name set back to the public one) and sent on at once; what differs between
-endpoints (upstream paths, usage, typed events) is in ``gateway/openai/endpoints.py``. Timeouts
-come from the pool: ``connect_s`` for the connection, ``first_token_s`` until the first event,
-``idle_s`` between events, ``total_s`` for the whole exchange. An error before the response
-starts is an HTTP error; after, it ends the stream with an error event and ``data: [DONE]`` (a
-typed Responses API stream: an ``error`` event). However the exchange ends early (error,
-timeout, client gone), the upstream connection is closed at once so the backend stops
+Streaming answers are relayed event by event (``exchange/events.py``): each upstream ``data:``
+line is re-framed (its model name set back to the public one) and sent on at once; what differs
+between endpoints (upstream paths, usage, typed events) is in ``gateway/openai/endpoints.py``.
+Timeouts come from the pool: ``connect_s`` for the connection, ``first_token_s`` until the first
+event, ``idle_s`` between events, ``total_s`` for the whole exchange. An error before the
+response starts is an HTTP error; after, it ends the stream with an error event and ``data:
+[DONE]`` (a typed Responses API stream: an ``error`` event). However the exchange ends early
+(error, timeout, client gone), the upstream connection is closed at once so the backend stops
 generating; after a clean end it goes back to the pool.
 """
 
@@ -26,6 +26,7 @@ from gateway.openai.disconnect import DisconnectWatch
 from gateway.openai.streaming import EventStreamResponse
 from gateway.path.exchange.events import EventRelay, json_object
 from gateway.path.exchange.lease import Lease, Outcome, Phase
+from gateway.path.flow import Flow, Services
 from gateway.policy.compile import BackendSpec
 from gateway.schema import Timeouts
 from gateway.upstream import ConnectionPool, UpstreamIOError, UpstreamResponse
@@ -45,6 +46,15 @@ def _upstream_headers(spec: BackendSpec, accept: str, request_id: str) -> list[t
     if spec.api_key is not None:
         headers.append(spec.api_key.authorization())
     return headers
+
+
+async def relay_stage(flow: Flow, services: Services) -> Response:
+    """The answer, relayed: an event stream or a whole JSON body."""
+    opened = flow.opened
+    assert opened is not None, "the dispatch stage runs before this one"
+    return await services.relay.respond(
+        opened.lease, opened.response, flow.headers, flow.watch, flow.capture
+    )
 
 
 class Proxy:

@@ -17,12 +17,18 @@ from dataclasses import replace
 from gateway.metrics import GatewayMetrics
 from gateway.openai.request import PROMPT_ENDPOINTS
 from gateway.path.context import RequestContext
+from gateway.path.flow import Flow, Services
 from gateway.rewrite import MemoryPrefixStore, canonicalize, serialize
 
 _MAX_KEY = 128
 
 
-def rewrite_stage(
+async def rewrite_stage(flow: Flow, services: Services) -> Flow:
+    ctx = rewrite_request(flow.ctx, services.prefix_store, services.metrics, flow.headers)
+    return replace(flow, ctx=ctx)
+
+
+def rewrite_request(
     ctx: RequestContext,
     store: MemoryPrefixStore | None,
     metrics: GatewayMetrics,

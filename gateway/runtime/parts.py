@@ -1,4 +1,9 @@
-"""The gateway's live parts, built once per app and shared by its endpoints."""
+"""The gateway's live parts, built once per app and shared by its endpoints.
+
+``Gateway`` is what the request path's stages are given (``path.flow.Services``): the
+policy holder, backend states, admissions, caches, summaries, the dispatcher and the relay
+(the last two once the lifespan has started the upstream connection pool).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import Gauge
 
@@ -21,6 +27,7 @@ from gateway.cache.live_cache import CacheHolder
 from gateway.dashboard.history import History
 from gateway.dashboard.window import Window
 from gateway.metrics import GatewayMetrics
+from gateway.path.context import RequestContext
 from gateway.path.dispatch import Dispatcher
 from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
@@ -29,7 +36,7 @@ from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.rewrite.summaries import SummaryService
-from gateway.runtime.own_requests import INTERNAL_MODEL, InternalCompletion
+from gateway.runtime.own_requests import INTERNAL_MODEL, InternalCompletion, backend_answer
 from gateway.scheduling.scheduler import Scheduler
 from gateway.security.tenant_limits import TenantRateLimits
 from gateway.upstream import ConnectionPool
@@ -57,8 +64,8 @@ class Gateway:
     report: Reporter
     dashboard: Window = field(default_factory=Window)
     history: History = field(default_factory=History)  # sampled by the app's lifespan
-    proxy: Proxy | None = None
-    dispatcher: Dispatcher | None = None
+    _proxy: Proxy | None = None
+    _dispatcher: Dispatcher | None = None
     budget: RetryBudget | None = None
     upstream: ConnectionPool | None = None
     admissions: dict[str, PoolAdmission] = field(default_factory=dict)
@@ -106,9 +113,9 @@ class Gateway:
     ) -> None:
         """Wire the parts that need the running lifespan (the upstream pool)."""
         assert self.budget is not None
-        self.proxy = proxy
+        self._proxy = proxy
         self.upstream = pool
-        self.dispatcher = Dispatcher(
+        self._dispatcher = Dispatcher(
             backends=self.backends,
             scheduler=self.scheduler,
             proxy=proxy,
@@ -125,10 +132,24 @@ class Gateway:
         if self.summaries is not None:
             await self.summaries.close()
 
-    def require_started(self) -> tuple[Dispatcher, Proxy]:
-        if self.dispatcher is None or self.proxy is None:
+    @property
+    def started(self) -> bool:
+        return self._dispatcher is not None
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        if self._dispatcher is None:
             raise RuntimeError("the gateway's lifespan has not started")
-        return self.dispatcher, self.proxy
+        return self._dispatcher
+
+    @property
+    def relay(self) -> Proxy:
+        if self._proxy is None:
+            raise RuntimeError("the gateway's lifespan has not started")
+        return self._proxy
+
+    def verify_hit(self, ctx: RequestContext) -> Awaitable[dict[str, Any]]:
+        return backend_answer(self, ctx)
 
     def on_swap(self, policy: CompiledPolicy) -> None:
         """Called with the new policy just before it becomes active."""
@@ -144,8 +165,8 @@ class Gateway:
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
         if self.budget is None or self.budget.settings != settings:
             self.budget = RetryBudget(settings, self.clock)
-            if self.dispatcher is not None:
-                self.dispatcher.budget = self.budget
+            if self._dispatcher is not None:
+                self._dispatcher.budget = self.budget
         self.metrics.policy_info.clear()
         self.metrics.policy_info.labels(policy.digest[:12]).set(1)
         self.metrics.bounds.use(

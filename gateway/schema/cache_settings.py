@@ -16,7 +16,8 @@ DEFAULT_MAX_FALSE_HIT_RATE = 0.1
 
 class CacheVerify(_Strict):
     """Sampled verification of semantic hits: per-entry thresholds that tighten from
-    evidence (``gateway/cache/store/evidence.py``, ``verification.py``). Off by default."""
+    evidence (``gateway/cache/store/evidence.py``, ``gateway/cache/verification/sampling.py``).
+    Off by default."""
 
     sample: float = Field(
         default=0.0,

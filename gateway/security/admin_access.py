@@ -12,14 +12,14 @@ import ipaddress
 from collections.abc import Mapping
 
 from gateway.errors import Forbidden, Unauthorized
-from gateway.policy.compile import CompiledPolicy
-from gateway.security.api_keys import bearer_token
+from gateway.schema import Admin
+from gateway.security.api_keys import KeyRing, bearer_token
 
 
 def check_admin(
-    policy: CompiledPolicy, client_host: str | None, headers: Mapping[str, str]
+    settings: Admin, admin_keys: KeyRing, client_host: str | None, headers: Mapping[str, str]
 ) -> None:
-    if policy.source.admin.mode == "localhost":
+    if settings.mode == "localhost":
         if not is_loopback(client_host):
             raise Forbidden(
                 "Admin endpoints accept connections from localhost only.",
@@ -27,7 +27,7 @@ def check_admin(
             )
         return
     token = bearer_token(headers.get("authorization"))
-    if token is None or policy.admin_keys.owner_of(token) is None:
+    if token is None or admin_keys.owner_of(token) is None:
         raise Unauthorized("A valid admin API key is required.", code="invalid_admin_key")
 
 

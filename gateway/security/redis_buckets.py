@@ -1,6 +1,6 @@
 """Per-tenant token buckets in Redis, shared by every gateway replica.
 
-The same algorithm as ``rate_limit.py`` (capacity = the per-minute figure, continuous refill
+The same algorithm as ``token_buckets.py`` (capacity = the per-minute figure, continuous refill
 at capacity / 60 per second, both buckets checked before either is charged, costs above the
 capacity charged as the capacity), run as one Lua script so check-and-charge is atomic
 across replicas. The clock is the Redis server's ``TIME``, so replicas with skewed clocks

@@ -1,15 +1,15 @@
 """Nearest-neighbour search over cached questions, one FAISS index per scope.
 
 Algorithm: vectors are unit length, so the inner product is the cosine similarity. A scope
-(public model, tenant, context hash, sampling bucket; see ``keys.py``) starts with an exact
-``IndexFlatIP``; when it grows past ``hnsw_from`` entries (default 4096) it is rebuilt as an
-``IndexHNSWFlat`` (inner product, ``hnsw_m`` 32 links, ``ef_search`` 64, ``ef_construction``
-80), whose search cost grows with log(n) rather than n. HNSW cannot delete, so removed ids are
-tombstoned and filtered from results; a scope is rebuilt from its live vectors when tombstones
-reach a quarter of it. Search asks for ``k`` (default 4) neighbours so that the guard can look
-past a best match it refuses. Approximate search can only miss a neighbour (a lost hit), never
-invent one: the threshold is checked on the true inner product. Not thread-safe: the cache calls
-it from one worker thread at a time.
+(public model, tenant, context hash, sampling bucket; see ``cache/store/cache_keys.py``) starts
+with an exact ``IndexFlatIP``; when it grows past ``hnsw_from`` entries (default 4096) it is
+rebuilt as an ``IndexHNSWFlat`` (inner product, ``hnsw_m`` 32 links, ``ef_search`` 64,
+``ef_construction`` 80), whose search cost grows with log(n) rather than n. HNSW cannot delete,
+so removed ids are tombstoned and filtered from results; a scope is rebuilt from its live
+vectors when tombstones reach a quarter of it. Search asks for ``k`` (default 4) neighbours so
+that the guard can look past a best match it refuses. Approximate search can only miss a
+neighbour (a lost hit), never invent one: the threshold is checked on the true inner product.
+Not thread-safe: the cache calls it from one worker thread at a time.
 """
 
 from __future__ import annotations

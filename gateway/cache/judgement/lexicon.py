@@ -3,7 +3,7 @@
 Two questions that differ only by one word of a class ask about different things although
 their embeddings stay close: a place of another granularity ("New York city" / "state"), a
 person of another age or kind ("baby" / "toddler", the dose differs), a product variant
-("iPhone 15" / "iPhone 15 Pro"). The verifier's features (``features.py``) flag a content
+("iPhone 15" / "iPhone 15 Pro"). The verifier's features (``pair_features.py``) flag a content
 word of a class found in one text only; the lists are short and general, written for issue
 21 by the author of the near-miss sets (so their rows of these kinds are not independent of
 it; QQP's are). Words are as the features see them: lower case, a final plural "s" dropped.

@@ -1,7 +1,7 @@
 """The semantic-cache verifier: may the answer cached for question A be served for B?
 
 Algorithm: a small neural network (one hidden layer of ``tanh`` units, a logistic output)
-over the pair's features (``features.py``: the cosine, the embedding pair ``|a - b|``,
+over the pair's features (``pair_features.py``: the cosine, the embedding pair ``|a - b|``,
 ``a * b`` reduced to five numbers, word and entity alignment, direction, operators,
 antonyms, the guard's facts), standardised with the fit's mean and scale:
 ``p = sigmoid(w2 . tanh(W1^T (x - mean) / scale + b1) + b2)``.

@@ -1,9 +1,9 @@
 """Per-entry thresholds that tighten from evidence (after vCache, arXiv 2502.03771).
 
-A semantic hit serves an answer that was right for another question; only the backend can
-say whether it is right for this one. With sampled verification (``verification.py``) a
-share of semantic hits is also asked of the backend, and the two answers compared. Each
-entry keeps what was learnt about it:
+A semantic hit serves an answer that was right for another question; only the backend can say
+whether it is right for this one. With sampled verification (``cache/verification/sampling.py``)
+a share of semantic hits is also asked of the backend, and the two answers compared. Each entry
+keeps what was learnt about it:
 
 - ``agree`` / ``disagree``: how many sampled verifications of its hits agreed or not;
 - ``min_cosine``: the least cosine (asked question against the entry's question) a semantic

@@ -1,7 +1,7 @@
 """Re-frame an upstream event stream for the client, a chunk at a time.
 
 Every complete ``data:`` line of a chunk is rewritten (the public model name put back,
-``wire.show_public_model``; configured secrets removed) and the results are joined, so events
+``endpoints.show_public_model``; configured secrets removed) and the results are joined, so events
 that arrive together leave together. A typed stream (the Responses API) keeps each event's
 ``event:`` line in front of its data and ends with its terminal event and the end of the body
 instead of ``data: [DONE]``. A backend's error event is never relayed as sent: it ends the

@@ -11,7 +11,7 @@ from gateway.classify import EstimateCounter
 from gateway.errors import InvalidRequest
 from gateway.metrics import GatewayMetrics
 from gateway.openai.request import ParsedRequest
-from gateway.path.compress import compress_stage
+from gateway.path.compress import compress_request
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
@@ -41,7 +41,7 @@ def _run(
     ctx = RequestContext("r", 0.0, request, policy, headers or {})
     out: dict[str, str] = {}
     metrics = GatewayMetrics(CollectorRegistry())
-    return compress_stage(ctx, plan_pool(ctx), None, metrics, out)[0], out, metrics
+    return compress_request(ctx, plan_pool(ctx), None, metrics, out)[0], out, metrics
 
 
 @pytest.mark.parametrize(
@@ -127,7 +127,7 @@ def test_the_plan_carries_the_compressed_count() -> None:
     ctx = RequestContext("r", 0.0, request, policy, {})
     planned = plan_pool(ctx)
     metrics = GatewayMetrics(CollectorRegistry())
-    ctx, plan = compress_stage(ctx, planned, None, metrics, {})
+    ctx, plan = compress_request(ctx, planned, None, metrics, {})
     assert planned.prompt_tokens is not None
     assert planned.prompt_tokens > 2000
     assert plan.prompt_tokens == COUNTER.count_messages(ctx.request.body["messages"])

@@ -7,8 +7,7 @@ import pytest
 
 from gateway.openai.request import ParsedRequest
 from gateway.path.admit import may_degrade
-from gateway.path.context import RequestContext
-from gateway.path.context_window import fits_pool
+from gateway.path.context import RequestContext, fits_pool
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
 

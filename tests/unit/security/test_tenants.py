@@ -121,20 +121,22 @@ def test_rules_naming_unknown_tenants_are_refused() -> None:
 
 def test_admin_localhost_mode() -> None:
     policy = _compile()
-    check_admin(policy, "127.0.0.1", {})
-    check_admin(policy, "::1", {})
+    check_admin(policy.source.admin, policy.admin_keys, "127.0.0.1", {})
+    check_admin(policy.source.admin, policy.admin_keys, "::1", {})
     for host in ("10.0.0.8", "192.168.1.2", None, "not-an-ip"):
         with pytest.raises(Forbidden):
-            check_admin(policy, host, {})
+            check_admin(policy.source.admin, policy.admin_keys, host, {})
     assert is_loopback("127.8.0.1")
 
 
 def test_admin_key_mode_asks_everyone_for_the_key() -> None:
     policy = _compile(f'admin: {{mode: key, keys: ["{hash_key(ADMIN_KEY)}"]}}\n')
-    check_admin(policy, "10.0.0.8", {"authorization": f"Bearer {ADMIN_KEY}"})
+    check_admin(
+        policy.source.admin, policy.admin_keys, "10.0.0.8", {"authorization": f"Bearer {ADMIN_KEY}"}
+    )
     for headers in ({}, {"authorization": f"Bearer {TENANT_A_KEY}"}):
         with pytest.raises(Unauthorized):
-            check_admin(policy, "127.0.0.1", headers)
+            check_admin(policy.source.admin, policy.admin_keys, "127.0.0.1", headers)
 
 
 def test_passwords_inside_urls_are_masked() -> None:
