@@ -28,7 +28,7 @@ Embedding: the real all-MiniLM-L6-v2 behind the ``MicroBatcher``; ``c`` concurre
 each embed one short question after another for ``--seconds``; p50/p99 of each call's wall
 time (queueing included), texts per second, and the mean batch size. Levels: ``--levels``.
 
-Figures are printed, nothing is asserted: ``python -m loadtests.bench_cache``.
+Figures are printed, nothing is asserted: ``python -m loadtests.cache_cost``.
 """
 
 from __future__ import annotations
@@ -272,7 +272,9 @@ def _real_vectors(path: Path) -> Vectors:
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     faiss.omp_set_num_threads(1)  # as in the cache's index thread
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtests.cache_cost", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--lookups", type=int, default=2000)
     parser.add_argument("--vectors", type=Path, default=None, help="real embeddings (.npz)")
@@ -280,7 +282,3 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     asyncio.run(main_async(parser.parse_args()))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,15 +1,24 @@
-"""Precision and recall of the semantic cache's match decision on the labelled pairs.
+"""Precision and recall of the semantic cache's match decision on hand-labelled pairs.
 
-``python -m tests.unit.cache.evaluate`` prints them per threshold of the old rule (cosine
-of the real embeddings at or above the threshold, then the guard), with and without the
-guard, the false hits at the old default threshold 0.92, and the verifier's figures at its
-default (none of these pairs is fitted on).
+The pairs (``pairs.jsonl``: ``{"domain", "kind", "a", "b"}``, written by hand in ten
+domains): may an answer to ``a`` be served for ``b``? ``kind`` ``paraphrase`` pairs deserve
+the same answer (positives); the hard negatives look alike but need different answers:
+``negation`` (polarity flipped), ``number`` (other quantities), ``date`` (other days,
+months, times), ``entity`` (other names, places, products), ``unit`` (other units or
+currencies) and ``intent`` (mostly the same words, another question). None is fitted on.
+
+``score`` embeds both texts of every pair and records the cosine, the guard's refusal and
+whether the default hit rule (guard and verifier) serves it; ``measure`` gives precision and
+recall of the old rule (cosine at or above a threshold, then the guard, or not) and
+``measure_verifier`` those of the default rule.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -18,8 +27,8 @@ from gateway.cache.guard import refusal
 from gateway.cache.verifier import load_verifier
 from gateway.embedding import Encoder
 from gateway.policy.schema import SemanticCache
-from tests.unit.cache.pairs import NEGATIVES, PARAPHRASES
 
+PAIRS = Path(__file__).resolve().parent / "pairs.jsonl"
 OLD_THRESHOLD = 0.92  # the old rule's default, for policies that still set `threshold`
 
 
@@ -50,11 +59,10 @@ class Result:
     hits: int
 
 
-def labelled() -> list[tuple[str, str, str, str]]:
-    rows = [(d, "paraphrase", a, b) for d, a, b in PARAPHRASES]
-    for kind, pairs in NEGATIVES.items():
-        rows += [(d, kind, a, b) for d, a, b in pairs]
-    return rows
+def labelled(path: Path = PAIRS) -> list[tuple[str, str, str, str]]:
+    """(domain, kind, a, b) for every pair, in file order."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [(r["domain"], r["kind"], r["a"], r["b"]) for r in rows]
 
 
 def score(encoder: Encoder) -> list[Scored]:
@@ -84,38 +92,3 @@ def measure(scored: Sequence[Scored], threshold: float, guard: bool = True) -> R
     positives = sum(1 for s in scored if s.positive)
     precision = true / len(hits) if hits else 1.0
     return Result(threshold, precision, true / positives, len(hits) - true, len(hits))
-
-
-def main() -> None:
-    from gateway.embedding import SentenceEncoder
-
-    scored = score(SentenceEncoder())
-    default = OLD_THRESHOLD
-    print(f"{len(scored)} pairs: {sum(s.positive for s in scored)} paraphrases")
-    print("threshold | guard: precision recall false-hits | no guard: precision recall")
-    for t in (0.75, 0.8, 0.85, 0.88, 0.9, 0.92, 0.94, 0.96):
-        g, n = measure(scored, t), measure(scored, t, guard=False)
-        print(
-            f"{t:.2f} | {g.precision:.3f} {g.recall:.3f} {g.false_hits:3d} | "
-            f"{n.precision:.3f} {n.recall:.3f}"
-        )
-    v = measure_verifier(scored)
-    print(
-        f"verifier at max_false_hit_rate {SemanticCache().max_false_hit_rate}: precision "
-        f"{v.precision:.3f} recall {v.recall:.3f} false hits {v.false_hits}"
-    )
-    for s in scored:
-        if s.verified and not s.positive:
-            print(f"  verifier false hit, {s.kind}: {s.cosine:.3f} {s.a!r} ~ {s.b!r}")
-    print(f"false hits of the old rule at {default}:")
-    for s in scored:
-        if s.hit(default) and not s.positive:
-            print(f"  {s.kind}: {s.cosine:.3f} {s.a!r} ~ {s.b!r}")
-    print("paraphrases refused by the guard:")
-    for s in scored:
-        if s.positive and s.refused and s.cosine >= default:
-            print(f"  {s.refused}: {s.a!r} ~ {s.b!r}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Benchmark: how often the semantic cache serves a right answer, on data nobody here wrote.
 
-``python -m loadtests.bench_cache_quality [--datasets ../shared/datasets]``
+``python -m loadtests.cache_quality [--datasets ../shared/datasets]``
 
 Each pair: the first question is cached, the second asked; a hit is what the cache's own
 hit rule decides (``gateway/cache/decision.py``) for the two texts and their real
@@ -9,7 +9,7 @@ all-MiniLM-L6-v2 embeddings. Sets:
   16,171 pairs, 38% duplicates) and a balanced sample (every duplicate and as many
   non-duplicates drawn with ``--seed``);
 - GPTCache's paraphrase pairs (``qqp/paraphrase_mock.json``, 999 positives: recall only);
-- the near-miss evaluation set written for issue 21 (``cache_quality/near_miss_eval.jsonl``:
+- the near-miss evaluation set written for issue 21 (``kit/near_miss_eval.jsonl``:
   code, SQL, conversion direction, lower-case entities, antonyms, dosage, audience, with
   paraphrases of the same questions), which nothing is fitted on.
 Rules: cosine alone at the old default 0.92; cosine and guard at 0.92 (the old shipped
@@ -34,7 +34,7 @@ from gateway.cache.decision import HitRule, Question, hit_rule
 from gateway.cache.verifier import Verifier, load_verifier
 from gateway.embedding import SentenceEncoder, Vectors
 from gateway.policy.schema import SemanticCache
-from loadtests.cache_quality.data import (
+from loadtests.kit.cache_pairs import (
     DEFAULT_DATASETS,
     NEAR_MISS_EVAL,
     DataMissing,
@@ -44,7 +44,7 @@ from loadtests.cache_quality.data import (
     load_written,
     texts_of,
 )
-from loadtests.cache_quality.embeddings import DEFAULT_DIR, EmbeddingStore
+from loadtests.kit.embedding_store import DEFAULT_DIR, EmbeddingStore
 
 OLD_THRESHOLD = 0.92
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         natural = load_qqp(args.datasets, "test")
         paraphrases = load_paraphrases(args.datasets)
     except DataMissing as exc:
-        print(f"bench_cache_quality: {exc}", file=sys.stderr)
+        print(f"cache_quality: {exc}", file=sys.stderr)
         return 2
     sets = {
         "QQP test, natural mix": natural,
@@ -162,7 +162,9 @@ def _false_hits(rule: HitRule, pairs: Sequence[Pair], vectors_of: dict[str, Vect
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtests.cache_quality", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
     parser.add_argument("--verifier", type=Path, default=None, help="weights (default: shipped)")
     parser.add_argument("--rates", type=float, nargs="*", default=[0.05, 0.15, 0.2])
@@ -170,7 +172,3 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--embeddings", type=Path, default=DEFAULT_DIR / "all-MiniLM-L6-v2.npz")
     parser.add_argument("--threads", type=int, default=2, help="torch threads for embedding")
     return parser
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,11 @@
 """Benchmark: what sampled verification of semantic hits buys, and what it costs.
 
-``python -m loadtests.bench_cache_verify [--datasets ../shared/datasets] [--samples 0 0.1 0.3]``
+``python -m loadtests.cache_verification [--datasets ../shared/datasets] [--samples 0 0.1 0.3]``
 
 A replay of a question stream against the semantic cache's hit rule, with per-entry evidence
 (``gateway/cache/evidence.py``) and the backend simulated by the pair's label. Data: the QQP
 test split (index % 5 == 0, natural label mix; never fitted or tuned on) and the near-miss
-evaluation set written for issue 21 (``cache_quality/near_miss_eval.jsonl``), with their real
+evaluation set written for issue 21 (``kit/near_miss_eval.jsonl``), with their real
 all-MiniLM-L6-v2 embeddings (``.cache/cache-quality``). Each pair is (cached question ``a``,
 asked question ``b``, label): ``a``'s answer is in the cache, and a duplicate's backend answer
 is the same as ``a``'s, a non-duplicate's a different one.
@@ -47,8 +47,8 @@ from gateway.cache.evidence import NONE, Evidence
 from gateway.cache.verifier import load_verifier
 from gateway.embedding import SentenceEncoder
 from gateway.policy.schema import CacheVerify, SemanticCache
-from loadtests.bench_cache_quality import decide
-from loadtests.cache_quality.data import (
+from loadtests.cache_quality.cli import decide
+from loadtests.kit.cache_pairs import (
     DEFAULT_DATASETS,
     NEAR_MISS_EVAL,
     DataMissing,
@@ -57,7 +57,7 @@ from loadtests.cache_quality.data import (
     load_written,
     texts_of,
 )
-from loadtests.cache_quality.embeddings import DEFAULT_DIR, EmbeddingStore
+from loadtests.kit.embedding_store import DEFAULT_DIR, EmbeddingStore
 
 
 @dataclass
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             "near-miss set": load_written(NEAR_MISS_EVAL),
         }
     except DataMissing as exc:
-        print(f"bench_cache_verify: {exc}", file=sys.stderr)
+        print(f"cache_verification: {exc}", file=sys.stderr)
         return 2
     store = EmbeddingStore(SentenceEncoder(threads=args.threads), args.embeddings)
     texts = texts_of([p for pairs in sets.values() for p in pairs])
@@ -210,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtests.cache_verification", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
     parser.add_argument("--verifier", type=Path, default=None, help="weights (default: shipped)")
     parser.add_argument("--samples", type=float, nargs="+", default=[0.0, 0.1, 0.3])
@@ -222,7 +224,3 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--embeddings", type=Path, default=DEFAULT_DIR / "all-MiniLM-L6-v2.npz")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for embedding")
     return parser
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,8 @@ pooled medians by replaying the workload on the engine in virtual time (``fit.py
 ``replay.py``) and prints them as YAML with the replay's comparison table.
 ``... sim --real FILE.json --profile NAME --out SIM.json --table TABLE.md`` starts the
 simulator with that profile (real time, vLLM personality), measures the same plan and writes
-the comparison table (``table.py``).
+the comparison table (``table.py``). Files default to ``results/`` here: the figures of record
+(the real runs, the table), and a new run's file under ``results/out/`` (git-ignored).
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ from loadtests.calibration.fit import fit_profile
 from loadtests.calibration.replay import replay
 from loadtests.calibration.table import markdown, run_spread
 from loadtests.calibration.workload import Plan, measure, pooled
+from loadtests.kit.ports import free_port
 from loadtests.real.cache import cache_root
-from loadtests.real.launch import free_port
 from loadtests.real.model import SERVED_NAME
 from loadtests.real.vllm_cpu import VllmOptions, vllm_server
 from loadtests.sim.profile import load_profile
 
+RESULTS = Path(__file__).resolve().parent / "results"
 Cells = list[dict[str, Any]]
 
 
@@ -102,22 +104,19 @@ def _read_real(path: str) -> tuple[Plan, list[Cells]]:
 
 
 def _write(path: str, found: object) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(found, indent=1) + "\n")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m loadtests.calibration", description=__doc__)
     parser.add_argument("command", choices=["real", "fit", "sim"])
-    parser.add_argument("--out", default="calibration.json")
-    parser.add_argument("--real", default="loadtests/calibration/vllm-cpu-gemma-3-270m.json")
+    parser.add_argument("--out", default=str(RESULTS / "out" / "calibration.json"))
+    parser.add_argument("--real", default=str(RESULTS / "vllm-cpu-gemma-3-270m.json"))
     parser.add_argument("--profile", default="gemma-3-270m-vllm-cpu")
-    parser.add_argument("--table", default="loadtests/calibration/gemma-3-270m-vllm-cpu.md")
+    parser.add_argument("--table", default=str(RESULTS / "gemma-3-270m-vllm-cpu.md"))
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--runs", type=int, default=1, help="real: fresh servers, pooled")
     parser.add_argument("--url", help="real: measure this running server instead")
     return parser
-
-
-if __name__ == "__main__":
-    main()

@@ -32,6 +32,7 @@ from gateway.cluster.leases import AcquireReply
 from gateway.cluster.store import RedisLeaseStore
 from gateway.metrics import GatewayMetrics
 from gateway.policy.schema import Cluster
+from loadtests.kit.ports import free_port
 from loadtests.loadgen.stats import percentile
 
 LIMIT = 100_000  # never full: this measures the cost of a lease, not waiting for one
@@ -42,9 +43,7 @@ def _redis() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     binary = shutil.which("redis-server")
     if binary is None:
         raise SystemExit("redis-server is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
         args += ["--appendonly", "no", "--dir", tmp]
@@ -138,13 +137,12 @@ class _CountingStore(RedisLeaseStore):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtests.cluster_leases",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
     parser.add_argument("--levels", default="1,16,64")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--op-timeout-ms", type=float, default=100.0)
     asyncio.run(_run(parser.parse_args(argv)))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -76,7 +76,9 @@ def _time(call: Callable[[], object], calls: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtests.compression_cost", description=__doc__
+    )
     parser.add_argument("--calls", type=int, default=500)
     args = parser.parse_args()
     policy = load_policy_text(POLICY)
@@ -121,7 +123,3 @@ def _step_tradeoff(counter: EstimateCounter, config: CompressConfig) -> tuple[fl
             sizes.append(result.record.tokens_after)
         previous = result.messages
     return sum(shares) / len(shares), sum(sizes) / len(sizes)
-
-
-if __name__ == "__main__":
-    main()

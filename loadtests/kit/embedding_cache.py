@@ -2,7 +2,7 @@
 
 Embedding the ~23k RouteLLM prompts takes the bundled MiniLM about 10 to 30 minutes on this
 2-core machine, so each text's vector is stored under the SHA-1 of its UTF-8 text in one
-``.npz`` file (``loadtests/reports/out/embeddings.npz`` by default, not committed) and only
+``.npz`` file (``<repo>/.cache/embeddings.npz`` by default, git-ignored) and only
 texts not seen before are encoded. The encoder is the gateway's own (``SentenceEncoder``,
 offline), loaded only when something is missing.
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 from gateway.embedding import Encoder, Vectors
 
-DEFAULT_CACHE = Path("loadtests/reports/out/embeddings.npz")
+DEFAULT_CACHE = Path(__file__).resolve().parents[2] / ".cache" / "embeddings.npz"
 BATCH = 64
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository
 DEFAULT_DATASETS = ROOT.parent / "shared" / "datasets"
 WEAK = "mistralai/Mixtral-8x7B-Instruct-v0.1"
 STRONG = "gpt-4-1106-preview"

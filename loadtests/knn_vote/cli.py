@@ -1,24 +1,22 @@
 """Does a kNN vote over embedded exemplars improve the difficulty score? Held-out figures.
 
-``python -m tests.unit.classify.knn_eval``: on each stratified half (and on templated ->
+``python -m loadtests.knn_vote``: on each stratified half (and on templated ->
 hand-written), the logistic score fitted on the other part alone, then blended with a kNN
 vote whose exemplars are that other part, for a few blend weights.
 """
 
 from __future__ import annotations
 
-import json
-
 from gateway.classify import request_features
 from gateway.classify.evaluation import roc_auc
 from gateway.classify.knn import KnnVote
 from gateway.embedding import SentenceEncoder
-from tests.unit.classify.evalset.handwritten import ALL as HANDWRITTEN
-from tests.unit.classify.test_eval import DATA, fit_and_score, halves, labels_of
+from loadtests.kit.difficulty_set.handwritten import ALL as HANDWRITTEN
+from loadtests.kit.difficulty_set.held_out import fit_and_score, halves, labels_of, read_items
 
 
 def main() -> None:
-    items = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+    items = read_items()
     features = [request_features([{"role": "user", "content": i["prompt"]}]) for i in items]
     labels = labels_of(items)
     vectors = SentenceEncoder().encode([i["prompt"] for i in items])
@@ -40,7 +38,3 @@ def main() -> None:
             blended = [knn.blend(s, vectors[i]) for s, i in zip(base, test, strict=True)]
             row.append(f"w={weight}: {roc_auc(blended, truth):.3f}")
         print("  ".join(row))
-
-
-if __name__ == "__main__":
-    main()

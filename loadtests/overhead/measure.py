@@ -1,36 +1,27 @@
-"""Benchmark: what the gateway adds over going direct to a fast upstream on loopback.
+"""What the gateway adds over going direct to a fast upstream on loopback: the measurement.
 
-Method: one fake upstream (``loadtests.fake_upstream``: 20 ms to first token, then 20 tokens
-5 ms apart) and one gateway in front of it, each its own process. For each concurrency level
-a closed loop of ``c`` streaming clients runs in rounds that alternate direct, gateway,
-direct, ... so both see the same machine noise. Reported per level: TTFT p50/p99 of each
-path and their ratio, and requests/s of each path. Then the most requests/s each path carries
-when the fake answers at once (``--capacity-c`` clients). The client is the gateway's own lean
-HTTP/1.1 client on uvloop, so the load generator costs as little CPU as it can on a 2-core
-machine where client, gateway and upstream compete for the cores.
+Method: one fake upstream (``loadtests.kit.fake_upstream``: 20 ms to first token, then 20
+tokens 5 ms apart) and one gateway in front of it, each its own process (``cli.py``). A closed
+loop of ``c`` streaming clients runs on each endpoint in rounds that alternate direct,
+gateway, direct, ... so both see the same machine noise, after a short warm-up of each; a
+path's TTFT is the time to the first SSE data event. ``flat_payload`` asks the fake to answer
+at once, so requests/s measures what each path can carry. The client is the gateway's own
+lean HTTP/1.1 client on uvloop, so the load generator costs as little CPU as it can on a
+2-core machine where client, gateway and upstream compete for the cores.
 
-Parameters: ``--levels`` (concurrencies), ``--rounds`` (pairs of rounds), ``--round-s``
-(seconds per round), ``--ttft-ms``, ``--tokens``, ``--itl-ms`` (the fake's timing),
-``--redis-url`` (turn on cluster admission through that Redis: a lease per request).
+Parameters (``measure``): the endpoints, ``c`` clients, ``rounds``, ``round_s`` seconds per
+round, the request body.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import sys
-import tempfile
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import orjson
-import uvloop
 
-from gateway.children import running
 from gateway.upstream import ConnectionPool, Origin, UpstreamIOError
 from loadtests.loadgen.stats import percentile
 
@@ -40,7 +31,7 @@ _REQUEST = {
     "stream": True,
     "max_tokens": 20,
 }
-_PAYLOAD = orjson.dumps(_REQUEST)
+PAYLOAD = orjson.dumps(_REQUEST)
 # Capacity: the fake answers at once (the gateway passes the unknown "fake" field through),
 # so requests/s measures what each path can carry, not the fake's timing.
 _FLAT_OUT = orjson.dumps({**_REQUEST, "fake": {"ttft_s": 0, "itl_s": 0}})
@@ -58,7 +49,7 @@ class PathStats:
         return self.completed / self.seconds if self.seconds else 0.0
 
 
-def _pct(values: list[float], q: float) -> float:
+def pct(values: list[float], q: float) -> float:
     value = percentile(values, q)
     return float("nan") if value is None else value
 
@@ -106,7 +97,7 @@ async def _round(
     c: int,
     seconds: float,
     stats: PathStats,
-    payload: bytes = _PAYLOAD,
+    payload: bytes = PAYLOAD,
 ) -> None:
     stop = time.perf_counter() + seconds
     origin = Origin.from_url(endpoint.url)
@@ -129,7 +120,7 @@ async def measure(
     c: int,
     rounds: int,
     round_s: float,
-    payload: bytes = _PAYLOAD,
+    payload: bytes = PAYLOAD,
 ) -> dict[str, PathStats]:
     """``c`` closed-loop clients on each endpoint in turn, ``rounds`` times (interleaved, so
     every path sees the same machine noise), after a short warm-up of each."""
@@ -153,24 +144,7 @@ def flat_payload() -> bytes:
 
 def ttft_ms(stats: PathStats, q: float) -> float:
     """The ``q``-th percentile of a path's TTFT in ms (NaN when nothing completed)."""
-    return round(_pct(stats.ttft, q) * 1000, 2)
-
-
-async def _level(
-    direct: str, gateway: str, c: int, rounds: int, round_s: float, payload: bytes = _PAYLOAD
-) -> dict[str, object]:
-    endpoints = {"direct": Endpoint(direct), "gateway": Endpoint(gateway)}
-    results = await measure(endpoints, c, rounds, round_s, payload)
-    d, g = results["direct"], results["gateway"]
-    row: dict[str, object] = {"concurrency": c}
-    for name, st in results.items():
-        row[f"{name}_ttft_p50_ms"] = ttft_ms(st, 50)
-        row[f"{name}_ttft_p99_ms"] = ttft_ms(st, 99)
-        row[f"{name}_rps"] = round(st.rps(), 1)
-        row[f"{name}_errors"] = st.errors
-    row["ttft_p50_ratio"] = round(_pct(g.ttft, 50) / _pct(d.ttft, 50), 3)
-    row["ttft_p99_ratio"] = round(_pct(g.ttft, 99) / _pct(d.ttft, 99), 3)
-    return row
+    return round(pct(stats.ttft, q) * 1000, 2)
 
 
 def gateway_policy(upstream_url: str) -> str:
@@ -181,82 +155,3 @@ def gateway_policy(upstream_url: str) -> str:
         "models:\n  bench: {pool: main}\n"
         "server: {max_keepalive_connections: 1000}\n"
     )
-
-
-def fake_argv(port: int, ttft_ms: float, tokens: int, itl_ms: float) -> list[str]:
-    """The fake upstream as its own process."""
-    return [sys.executable, "-m", "loadtests.fake_upstream", "--port", str(port),
-            "--ttft-ms", str(ttft_ms), "--tokens", str(tokens),
-            "--itl-ms", str(itl_ms)]  # fmt: skip
-
-
-@contextmanager
-def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    up_port, gw_port = args.port, args.port + 1
-    policy = gateway_policy(f"http://127.0.0.1:{up_port}")
-    if args.redis_url:
-        policy += f"cluster: {{enabled: true, redis_url: '{args.redis_url}'}}\n"
-    py = sys.executable
-    upstream_argv = fake_argv(up_port, args.ttft_ms, args.tokens, args.itl_ms)
-    with tempfile.TemporaryDirectory() as tmp:
-        policy_path = Path(tmp) / "policy.yaml"
-        policy_path.write_text(policy)
-        gateway_argv = [py, "-m", "gateway", "serve", "--policy", str(policy_path),
-                        "--port", str(gw_port), "--log-level", "warning"]  # fmt: skip
-        up_url, gw_url = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{gw_port}"
-        with (
-            running(upstream_argv, [up_url + "/health"], Path(tmp) / "upstream.log"),
-            running(gateway_argv, [gw_url + "/readyz"], Path(tmp) / "gateway.log"),
-        ):
-            yield up_url, gw_url
-
-
-def _table(rows: list[dict[str, object]]) -> str:
-    head = (
-        "| c | direct TTFT p50/p99 ms | gateway TTFT p50/p99 ms | ratio p50 | ratio p99 "
-        "| direct req/s | gateway req/s | errors d/g |\n|---|---|---|---|---|---|---|---|"
-    )
-    lines = [head]
-    for r in rows:
-        lines.append(
-            f"| {r['concurrency']} | {r['direct_ttft_p50_ms']} / {r['direct_ttft_p99_ms']} "
-            f"| {r['gateway_ttft_p50_ms']} / {r['gateway_ttft_p99_ms']} "
-            f"| {r['ttft_p50_ratio']}x | {r['ttft_p99_ratio']}x "
-            f"| {r['direct_rps']} | {r['gateway_rps']} "
-            f"| {r['direct_errors']}/{r['gateway_errors']} |"
-        )
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--levels", default="1,16,64")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--round-s", type=float, default=4.0)
-    parser.add_argument("--port", type=int, default=9750)
-    parser.add_argument("--ttft-ms", type=float, default=20.0)
-    parser.add_argument("--tokens", type=int, default=20)
-    parser.add_argument("--itl-ms", type=float, default=5.0)
-    parser.add_argument("--capacity-c", type=int, default=64, help="concurrency for max req/s")
-    parser.add_argument("--json", help="also write the rows to this JSON file")
-    parser.add_argument("--redis-url", help="cluster admission through this Redis")
-    args = parser.parse_args(argv)
-    levels = [int(x) for x in args.levels.split(",")]
-    with _processes(args) as (direct, gateway):
-        rows = [uvloop.run(_level(direct, gateway, c, args.rounds, args.round_s)) for c in levels]
-        flat = uvloop.run(
-            _level(direct, gateway, args.capacity_c, args.rounds, args.round_s, _FLAT_OUT)
-        )
-    print(_table(rows))
-    print(
-        f"\nmax requests/s (zero-delay upstream, c={args.capacity_c}): "
-        f"direct {flat['direct_rps']}, gateway {flat['gateway_rps']}"
-    )
-    rows.append({"capacity": True, **flat})
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loadtests.compare import direct_run, gateway_run
+from loadtests.compare.runs import direct_run, gateway_run
 from loadtests.loadgen.fleet import policy_for, write_policy
 from loadtests.loadgen.session import LoadSpec
 from loadtests.sim.fleet import FleetConfig, load_fleet
 
-ROOT = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent  # loadtests/
 HITS, QUERIES = "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"
 SERVED = "vllm:request_success_total"
 RUNS = ("round_robin", "gateway", "rewrite_off", "rewrite_on", "spread_off", "spread_on")
@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--duration", type=float, help="override the workloads' duration (s)")
     parser.add_argument("--gateway-port", type=int, default=8090)
     parser.add_argument("--startup-timeout", type=float, default=60.0)
-    parser.add_argument("--out", type=Path, default=Path("loadtests/reports/out/prefix_routing"))
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "out")
     return parser
 
 
@@ -173,7 +173,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table)
     print("\n".join(notes))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """``python -m loadtests.router_quality``: the gateway's difficulty scores as a strong/weak
 router, on held-out public outcomes (RouteLLM's Mixtral-8x7B vs GPT-4 tables).
 
-Benchmarks (``routellm_data.py``): the *test* halves of MMLU and GSM8K (SHA-1 rule) and the
+Benchmarks (``loadtests/kit/routellm.py``): the *test* halves of MMLU and GSM8K (SHA-1 rule) and the
 whole of MT-Bench (72 questions after decontamination, never fitted on: a transfer check).
 Metrics (``gateway/classify/routing_quality.py``): APGR, CPT(50%), CPT(80%), and the share of
 strong calls needed for 95% of the strong model's quality (the form of RouteLLM's headline
@@ -17,9 +17,9 @@ pool. Routers, each scoring the prompt as one user message, as the gateway does:
 - ``learned model``: the bundled difficulty model (``classify/model.py``), the ranked score
   the gateway routes on with ``classify.model`` on.
 
-Embeddings come from the gateway's MiniLM, cached on disk (``embedding_cache.py``; the first
-run embeds ~8k prompts). Prints a table per benchmark, and RouteLLM's published headline
-beside; writes ``summary.json`` under ``--out``.
+Embeddings come from the gateway's MiniLM, cached on disk (``loadtests/kit/embedding_cache.py``;
+the first run embeds ~8k prompts). Prints a table per benchmark, and RouteLLM's published
+headline beside; writes ``summary.json`` under ``--out`` (default ``results/out/`` here).
 """
 
 from __future__ import annotations
@@ -42,10 +42,11 @@ from gateway.classify.router_fit import prompt_features
 from gateway.classify.routing_quality import GapCurve
 from gateway.classify.split import split_threshold
 from gateway.embedding import SentenceEncoder, Vectors
-from loadtests import routellm_data as data
-from loadtests.embedding_cache import DEFAULT_CACHE, embeddings
+from loadtests.kit import routellm as data
+from loadtests.kit.embedding_cache import DEFAULT_CACHE, embeddings
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]  # the repository
 EXEMPLARS = ROOT / "policies/exemplars/difficulty.jsonl"
 # RouteLLM's project page: "cost reductions of over 85% on MT Bench, 45% on MMLU, and 35% on
 # GSM8K as compared to using only GPT-4, while still achieving 95% of GPT-4's performance"
@@ -76,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--datasets", type=Path, default=data.DEFAULT_DATASETS)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embeddings on disk")
     parser.add_argument("--weights", type=Path, help="model file (default: the bundled one)")
-    parser.add_argument("--out", type=Path, default=Path("loadtests/reports/out/router_quality"))
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "out")
     return parser
 
 
@@ -183,7 +184,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,7 +9,7 @@ record, scorers, picker) on each request, ``--calls`` times each, one call per s
 print wall-clock and thread CPU-time p50/p99 in microseconds. Then ``plan_pool`` alone under
 the difficulty split of ``route: auto`` (no tier rules): with embeddings off (the heuristic
 score), and with the learned model scoring a request whose embedding the cache stage
-already made (a fixed unit vector here; the embedding itself is ``bench_cache``'s figure).
+already made (a fixed unit vector here; the embedding itself is ``loadtests.cache_cost``'s figure).
 Targets: estimate under 100 us for 1,000 tokens; the whole decision p99 under 300 us
 (issue 6, embedding excluded); the plan stage p99 at most 300 us for the 2,000-token
 prompt with embeddings off (issue 22).
@@ -139,7 +139,9 @@ def _decide(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="plan-stage cost per request")
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtests.routing_cost", description="plan-stage cost per request"
+    )
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument(
         "--no-yield", action="store_true", help="do not yield the CPU before each sample"
@@ -192,7 +194,3 @@ def _split_rows(calls: int, sample: Sampler) -> list[str]:
             label = f"split, {variant}: {name} -> {plan.pool.name}"
             rows.append(_row("plan_pool: " + label, sample(partial(plan_pool, ctx), calls)))
     return rows
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -64,7 +64,7 @@ def _row(name: str, samples: list[float]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m loadtests.security_cost", description=__doc__)
     parser.add_argument("--calls", type=int, default=5000)
     args = parser.parse_args()
     keys = [new_key() for _ in range(TENANTS)]
@@ -103,7 +103,3 @@ async def _time_screen(
         await screen(policy, caller, request, limits)
         samples.append((time.perf_counter() - start) * 1e6)
     return sorted(samples)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,10 +1,10 @@
 """Fit the semantic-cache verifier and write its weights file (``gateway/cache/verifier.npz``).
 
-``python -m loadtests.fit_cache_verifier [--datasets ../shared/datasets]``
+``python -m loadtests.fit.cache_verifier [--datasets ../shared/datasets]``
 
 Data: the QQP train split only (``../shared/datasets/qqp``, split rule in its README): its
 fit part (all 48,274 pairs; ``--fit-pairs N`` draws a sample) plus the written near-miss
-training pairs (``loadtests/cache_quality/near_miss_train.jsonl``) for the weights; a sample
+training pairs (``loadtests/kit/near_miss_train.jsonl``) for the weights; a sample
 of ``--calibration-pairs`` of its calibration part (default 8,000 of 16,409), kept in the
 natural label mix, for the curve the operating threshold is read from. Embeddings are kept
 in ``.cache/cache-quality/`` (git-ignored): the first run embeds about 100,000 texts (about
@@ -25,7 +25,8 @@ from gateway.cache.curve_report import curve_report
 from gateway.cache.features import idf_of
 from gateway.cache.verifier import DEFAULT_FILE
 from gateway.embedding import SentenceEncoder
-from loadtests.cache_quality.data import (
+from loadtests.fit.cache_verifier.training import FitSettings, embedded, fit_verifier, old_rule
+from loadtests.kit.cache_pairs import (
     DEFAULT_DATASETS,
     NEAR_MISS_TRAIN,
     DataMissing,
@@ -34,10 +35,9 @@ from loadtests.cache_quality.data import (
     sample,
     texts_of,
 )
-from loadtests.cache_quality.embeddings import DEFAULT_DIR, EmbeddingStore
-from loadtests.cache_quality.fit import FitSettings, embedded, fit_verifier, old_rule
+from loadtests.kit.embedding_store import DEFAULT_DIR, EmbeddingStore
 
-OUT = Path(__file__).parent.parent / "gateway" / "cache" / DEFAULT_FILE
+OUT = Path(__file__).resolve().parents[3] / "gateway" / "cache" / DEFAULT_FILE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtests.fit.cache_verifier", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
     parser.add_argument("--fit-pairs", type=int, default=None, help="default: all")
     parser.add_argument("--calibration-pairs", type=int, default=8_000)
@@ -104,7 +106,3 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--embeddings", type=Path, default=DEFAULT_DIR / "all-MiniLM-L6-v2.npz")
     parser.add_argument("--threads", type=int, default=2, help="torch threads for embedding")
     return parser
-
-
-if __name__ == "__main__":
-    sys.exit(main())

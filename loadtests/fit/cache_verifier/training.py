@@ -25,7 +25,7 @@ from gateway.cache.features import Idf, View, pair_features, view_of
 from gateway.cache.guard import refusal
 from gateway.cache.verifier import Curve, Floats, Verifier
 from gateway.embedding import Vectors
-from loadtests.cache_quality.data import Pair
+from loadtests.kit.cache_pairs import Pair
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
-"""``python -m loadtests.fit_router_weights``: fit the bundled difficulty model
+"""``python -m loadtests.fit.router_weights``: fit the bundled difficulty model
 (``gateway/classify/data/difficulty_model.json``) on public outcomes.
 
-Data (``../shared/datasets``, see ``routellm_data.py``; the run stops with a clear message
+Data (``../shared/datasets``, see ``loadtests/kit/routellm.py``; the run stops with a clear message
 when it is absent): the *training* halves of RouteLLM's MMLU and GSM8K outcome tables
 (Mixtral-8x7B vs GPT-4, right or wrong). Never a test half, never MT-Bench: those are for
 ``loadtests.router_quality``.
@@ -25,16 +25,16 @@ from pathlib import Path
 
 from gateway.classify.router_fit import Labelled, choose_l2, fit_model
 from gateway.embedding import SentenceEncoder
-from loadtests import routellm_data as data
-from loadtests.embedding_cache import DEFAULT_CACHE, embeddings
+from loadtests.kit import routellm as data
+from loadtests.kit.embedding_cache import DEFAULT_CACHE, embeddings
 
-OUT = Path(__file__).resolve().parent.parent / "gateway/classify/data/difficulty_model.json"
+OUT = Path(__file__).resolve().parents[3] / "gateway/classify/data/difficulty_model.json"
 BENCHMARKS = {"mmlu": data.mmlu, "gsm8k": data.gsm8k}
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m loadtests.fit_router_weights", description=__doc__
+        prog="python -m loadtests.fit.router_weights", description=__doc__
     )
     parser.add_argument("--datasets", type=Path, default=data.DEFAULT_DATASETS)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embeddings on disk")
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rows, groups = training_rows(args.datasets)
     except data.DatasetsMissing as exc:
-        print(f"fit_router_weights: {exc}", file=sys.stderr)
+        print(f"fit.router_weights: {exc}", file=sys.stderr)
         return 2
     vectors = embeddings([r.prompt for r in rows], args.cache, SentenceEncoder)
     l2, means = choose_l2(rows, vectors, args.l2, groups=groups)
@@ -67,14 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"l2 {candidate:g}: cross-validated APGR {apgr:.3f} (mean of MMLU and GSM8K)")
     about = (
         f"RouteLLM MMLU + GSM8K training halves ({len(rows)} prompts, each benchmark weighted "
-        f"alike), l2 {l2:g} (3-fold CV); python -m loadtests.fit_router_weights"
+        f"alike), l2 {l2:g} (3-fold CV); python -m loadtests.fit.router_weights"
     )
     fitted = fit_model(rows, vectors, l2=l2, about=about)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(fitted.model.to_json(), indent=1) + "\n")
     print(f"wrote {args.out} (l2 {l2:g})")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,11 @@
 """Offline calibration of ``gateway.classify.estimate`` against real BPE token counts.
 
-Not a test (pytest does not collect it) and not part of the gateway: it needs ``tiktoken``
+Not part of the gateway: it needs ``tiktoken``
 with the ``cl100k_base`` encoding available offline (``TIKTOKEN_CACHE_DIR`` pointing at its
 cached file) and numpy, and it reads text that ships with a Debian image with Python 3.11,
 Node.js and git docs. Run::
 
-    TIKTOKEN_CACHE_DIR=... python -m tests.unit.classify.calibrate_estimate
+    TIKTOKEN_CACHE_DIR=... python -m loadtests.fit.token_estimate
 
 It cuts 600-5,000-character chunks of English prose (stdlib docstrings, Markdown docs,
 licences) and code (Python, C headers, JavaScript, Go, JSON), counts their tokens, fits the
@@ -116,7 +116,3 @@ def main() -> None:
     other = tiktoken.get_encoding("o200k_base")
     y2 = np.array([len(other.encode(t, disallowed_special=())) for _, t in chunks], float)
     print(f"against o200k_base: mean |error| {np.mean(np.abs((x @ coef - y2) / y2)):.3f}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Build ``tests/data/difficulty_eval.jsonl``: hand-written prompts plus templated ones.
 
-Run ``python -m tests.unit.classify.evalset.build`` to rewrite the file; a test checks that
+Run ``python -m loadtests.kit.difficulty_set`` to rewrite the file; a test checks that
 the committed file matches what this produces. Each (domain, label) cell is topped up to
 ``PER_CELL`` prompts with templates filled from a seeded RNG, so the set is reproducible.
 """
@@ -12,14 +12,14 @@ import random
 import string
 from pathlib import Path
 
-from tests.unit.classify.evalset.handwritten import ALL as HANDWRITTEN
-from tests.unit.classify.evalset.templates import CODE_SNIPPETS, SLOTS, TEMPLATES, TEXTS
+from loadtests.kit.difficulty_set.handwritten import ALL as HANDWRITTEN
+from loadtests.kit.difficulty_set.templates import CODE_SNIPPETS, SLOTS, TEMPLATES, TEXTS
 
 PER_CELL = 35
 SEED = 20240611
 DOMAINS = ("chat", "code", "math", "extraction", "reasoning")
 LABELS = ("easy", "hard")
-OUT = Path(__file__).resolve().parents[3] / "data" / "difficulty_eval.jsonl"
+OUT = Path(__file__).resolve().parents[3] / "tests" / "data" / "difficulty_eval.jsonl"
 
 
 def _fields(template: str) -> list[str]:
@@ -74,7 +74,3 @@ def render(rows: list[dict[str, str]]) -> str:
 
 def main() -> None:
     OUT.write_text(render(build()), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()

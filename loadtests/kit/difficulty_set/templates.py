@@ -7,7 +7,7 @@ single word does not give the label away.
 
 from __future__ import annotations
 
-from tests.unit.classify.evalset import passages as p
+from loadtests.kit.difficulty_set import passages as p
 
 SLOTS: dict[str, list[str]] = {
     "pet": ["kitten", "puppy", "parrot", "hamster", "rabbit", "tortoise"],

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from loadtests import bench_cache_quality, fit_cache_verifier
+from loadtests.cache_quality import cli as cache_quality
+from loadtests.fit.cache_verifier import cli as fit_cache_verifier
 
 
-@pytest.mark.parametrize("command", [fit_cache_verifier.main, bench_cache_quality.main])
+@pytest.mark.parametrize("command", [fit_cache_verifier.main, cache_quality.main])
 def test_absent_datasets_are_named_not_a_traceback(
     command: Callable[[list[str]], int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

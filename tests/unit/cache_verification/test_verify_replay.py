@@ -1,4 +1,4 @@
-"""The verification benchmark's replay (``loadtests/bench_cache_verify.py``): injected
+"""The verification benchmark's replay (``loadtests/cache_verification``): injected
 streams and draws, no data, no model."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gateway.policy.schema import CacheVerify
-from loadtests.bench_cache_verify import Window, replay, zipf_stream
-from loadtests.cache_quality.data import Pair
+from loadtests.cache_verification.cli import Window, replay, zipf_stream
+from loadtests.kit.cache_pairs import Pair
 
 WRONG = Pair("How do I sort a list ascending?", "How do I sort a list descending?", 0)
 RIGHT = Pair("How do I sort a list ascending?", "How can I sort a list ascending?", 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from loadtests.cache_quality.data import NEAR_MISS_EVAL, NEAR_MISS_TRAIN, load_written
+from loadtests.kit.cache_pairs import NEAR_MISS_EVAL, NEAR_MISS_TRAIN, load_written
 
 KINDS = {"code", "sql", "conversion", "entity", "antonym", "dosage", "audience"}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtests import routellm_data as data
+from loadtests.kit import routellm as data
 
 HEADER = f"prompt,{data.WEAK},{data.STRONG}\n"
 

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from gateway.cache.exemplars import read_exemplars
-from loadtests import fit_router_weights, router_quality
-from loadtests import routellm_data as data
-from loadtests.embedding_cache import save, text_key
-from tests.unit.loadgen.test_routellm_data import datasets
+from loadtests.fit.router_weights import cli as fit_router_weights
+from loadtests.kit import routellm as data
+from loadtests.kit.embedding_cache import save, text_key
+from loadtests.router_quality import cli as router_quality
+from tests.unit.kit.test_routellm import datasets
 
 
 def _cache(tmp_path: Path, root: Path) -> Path:

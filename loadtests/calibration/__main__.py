@@ -1,0 +1,5 @@
+"""``python -m loadtests.calibration``: see ``loadtests.calibration.cli``."""
+
+from loadtests.calibration.cli import main
+
+main()
