@@ -9,17 +9,16 @@ classes with ``bytes.count`` and the starts of whitespace-separated words, then
 where ``visible`` counts ASCII bytes that are not whitespace (punctuation and digits
 included). Everything runs in C; a 1,000-token prompt costs about 25-35 us.
 
-Calibration (``EstimateCalibration`` defaults): least squares on relative error (weights
-1/y, no intercept) against OpenAI's ``cl100k_base`` counts on 278 chunks of 600-5,000
-characters found on a Debian image: English prose (Python docstrings, Markdown docs,
-licences) and code (Python, C headers, JavaScript, Go, JSON). Result: mean absolute error
-5.4% per chunk (English 4.3%, Markdown 5.7%, Python 6.9%, C 5.8%, JavaScript 6.3%, JSON
-2.5%), 95th percentile 12.9%, total bias -0.9%; against ``o200k_base`` 5.3%. On a second
-corpus (287 chunks, with Rust and other JSON) the same coefficients give 5.6% against
-cl100k and o200k, 7.6% against the DeepSeek-V3 tokenizer (which counts ~6% more) and 9.9%
-against Anthropic's legacy one (~9% more). Outliers are text unlike both: ROT13, all-caps
-licences, whitespace-aligned tables (up to +-50%). The script is
-``tests/unit/classify/calibrate_estimate.py``.
+Calibration (``EstimateCalibration`` defaults): least squares on relative error (weights 1/y, no
+intercept) against OpenAI's ``cl100k_base`` counts on 278 chunks of 600-5,000 characters found
+on a Debian image: English prose (Python docstrings, Markdown docs, licences) and code (Python,
+C headers, JavaScript, Go, JSON). Result: mean absolute error 5.4% per chunk (English 4.3%,
+Markdown 5.7%, Python 6.9%, C 5.8%, JavaScript 6.3%, JSON 2.5%), 95th percentile 12.9%, total
+bias -0.9%; against ``o200k_base`` 5.3%. On a second corpus (287 chunks, with Rust and other
+JSON) the same coefficients give 5.6% against cl100k and o200k, 7.6% against the DeepSeek-V3
+tokenizer (which counts ~6% more) and 9.9% against Anthropic's legacy one (~9% more). Outliers
+are text unlike both: ROT13, all-caps licences, whitespace-aligned tables (up to +-50%). The
+script is ``loadtests/fit/token_estimate/cli.py``.
 
 Non-ASCII text was not in that corpus: ``non_ascii`` = 0.25 per byte is set by hand from a
 few sentences: Chinese and Japanese come out at ~0.75 token per character (cl100k ~1.1,

@@ -22,7 +22,7 @@ the same scale and the same share of hard requests, with the heuristic's weaker 
 
 The weights file is JSON (``to_json``); the bundled one (``data/difficulty_model.json``) is
 fitted on the training halves of RouteLLM's MMLU and GSM8K outcomes
-(``python -m loadtests.fit_router_weights``). Scoring costs two 394-term dot products.
+(``python -m loadtests.fit.router_weights``). Scoring costs two 394-term dot products.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from gateway.schema.strict import PositiveSeconds, _Strict
 
 # The old rule (cosine >= 0.92, guard) measured 0.115 on the verifier's calibration pairs
-# (QQP train split, `python -m loadtests.fit_cache_verifier`): the default keeps that risk,
+# (QQP train split, `python -m loadtests.fit.cache_verifier`): the default keeps that risk,
 # rounded down; QQP's labels call many near-identical rewordings different (README).
 DEFAULT_MAX_FALSE_HIT_RATE = 0.1
 

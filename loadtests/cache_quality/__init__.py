@@ -1,1 +1,1 @@
-"""Semantic-cache quality: public pair data, the verifier's fit, and its evaluation."""
+"""Benchmark: how often the semantic cache serves a right answer, on data nobody here wrote."""

@@ -8,7 +8,7 @@ time how long until the fake saw the departure (bounded by ``bound_s``, later co
 detected). Phases: ``first_token`` (the fake holds the first token ``first_token_s``),
 ``streaming`` (after the first content event), ``non_streaming`` (while the whole answer is
 made). ``queued`` needs an admission queue: only our gateway has one, run on a gateway whose
-pool takes one request at a time (``loadtests.cancellation.run_queued``); the peers' rows
+pool takes one request at a time (``loadtests.cancellation.queued.run_queued``); the peers' rows
 say n/a. ``direct`` is the fake noticing a client of its own (the floor).
 
 Parameters: ``trials``, ``bound_s``, ``first_token_s``, ``max_misses`` (``CancelPlan``).
@@ -24,16 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loadtests.cancellation import (
-    FakeTarget,
-    complete,
-    gateway_process,
-    phase_row,
-    run_phase,
-    run_queued,
-)
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
-from loadtests.overhead import gateway_policy
+from loadtests.cancellation.gateway_process import gateway_process
+from loadtests.cancellation.phases import run_phase
+from loadtests.cancellation.queued import run_queued
+from loadtests.cancellation.raw_client import complete
+from loadtests.cancellation.report import phase_row
+from loadtests.cancellation.upstreams import FakeTarget
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.serving import serve_app
+from loadtests.overhead.measure import gateway_policy
 from loadtests.peers.configs import Upstream
 from loadtests.peers.install import Binaries
 from loadtests.peers.targets import (
@@ -45,7 +44,6 @@ from loadtests.peers.targets import (
     plan_launch,
     port_of,
 )
-from loadtests.serving import serve_app
 
 PHASES = ("queued", "first_token", "streaming", "non_streaming")
 

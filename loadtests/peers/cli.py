@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--targets", default=",".join(TARGETS), help=f"of {TARGETS}")
     p.add_argument("--suites", default=",".join(SUITES), help=f"of {SUITES}")
-    p.add_argument("--out", type=Path, default=Path("loadtests/reports/out/peers"))
+    p.add_argument("--out", type=Path, default=HERE / "peers" / "results" / "out")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--base-port", type=int, default=19850)
     p.add_argument("--fleet-port-offset", type=int, default=10000)

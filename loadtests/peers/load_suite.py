@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from loadtests.compare import fleet_up, gateway_model_map
+from loadtests.compare.runs import gateway_model_map
+from loadtests.kit.processes import fleet_up
 from loadtests.loadgen.client import Target
 from loadtests.loadgen.fleet import replicas
 from loadtests.loadgen.record import RequestRecord

@@ -24,10 +24,10 @@ from typing import Any
 import uvloop
 
 from gateway.children import running
-from loadtests.overhead import (
+from loadtests.kit.processes import fake_argv
+from loadtests.overhead.measure import (
     Endpoint,
     PathStats,
-    fake_argv,
     flat_payload,
     gateway_policy,
     measure,

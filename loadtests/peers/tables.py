@@ -2,7 +2,7 @@
 
 Inputs are the suites' rows: overhead rows (target, concurrency, TTFT p50/p99, ratios to
 direct, req/s, max req/s), load rows (``load_row``: one per scenario, load and target, from a
-run summary), cancellation rows (``loadtests.cancellation.phase_row`` plus ``target``; a row
+run summary), cancellation rows (``loadtests.cancellation.report.phase_row`` plus ``target``; a row
 with only ``phase`` and ``target`` is a phase the target cannot be in). ``check_targets``
 evaluates issue 12's three targets against those rows, each with the measured numbers.
 

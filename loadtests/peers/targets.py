@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from gateway.children import StartupError, running
-from loadtests.compare import gateway_cmd
+from loadtests.kit.processes import gateway_cmd
 from loadtests.peers.configs import (
     NGINX_HEALTH,
     Balance,

@@ -8,7 +8,6 @@ Parameters: the cache root, the port, and the server's options.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,11 +35,3 @@ def llamacpp_server(root: Path, options: ServeOptions) -> Iterator[str]:
 def llamacpp_ready(root: Path) -> bool:
     """Whether the server and the model are in the cache (nothing to build or download)."""
     return is_done(server_binary(root)) and is_done(gguf_path(root))
-
-
-def free_port() -> int:
-    """A port free on 127.0.0.1 now (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port

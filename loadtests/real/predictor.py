@@ -35,10 +35,10 @@ from gateway.access_log import ACCESS_LOGGER
 from gateway.app import build_app
 from gateway.backends.ttft import TtftFeatures, TtftModel
 from gateway.policy import load_policy_text
+from loadtests.kit.serving import serve
 from loadtests.real.policy import real_policy
 from loadtests.real.probe import metrics
 from loadtests.real.prompts import filler
-from loadtests.serving import serve
 
 PUBLIC = "gemma"
 ERROR_COUNT = "gateway_ttft_prediction_error_seconds_count"

@@ -1,0 +1,1 @@
+"""The backend simulator: continuous-batching engines with vLLM and TGI personalities."""

@@ -109,7 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--base-port", type=int, default=19870)
     p.add_argument("--fleet-port-offset", type=int, default=10000)
-    p.add_argument("--out", type=Path, default=ROOT / "loadtests/reports/out/slo")
+    p.add_argument("--out", type=Path, default=ROOT / "loadtests/slo/results/out")
     p.add_argument("--results", type=Path, default=ROOT / "loadtests/slo/results")
     p.add_argument("--no-install", action="store_true", help="fail instead of installing")
     p.add_argument("--startup-timeout", type=float, default=120.0)

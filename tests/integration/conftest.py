@@ -9,7 +9,7 @@ import pytest
 
 from gateway.app import build_app
 from gateway.policy import load_policy_file, load_policy_text
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.policies import single_pool
 from tests.support.servers import serve
 

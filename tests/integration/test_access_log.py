@@ -11,8 +11,9 @@ import orjson
 import pytest
 
 from gateway.access_log import ACCESS_LOGGER
+from loadtests.kit.ports import free_port
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process, read_until
+from tests.support.processes import gateway_process, read_until
 
 SECRET_PROMPT = "my secret prompt text 7d1f"
 

@@ -21,7 +21,7 @@ from starlette.routing import Mount, Route
 
 from gateway.app import build_app
 from gateway.policy import PolicyError, load_policy_text
-from loadtests.fake_upstream import FakeConfig, build_fake
+from loadtests.kit.fake_upstream import FakeConfig, build_fake
 from tests.support.forward_proxy import forward_proxy
 from tests.support.security import UPSTREAM_ENV, UPSTREAM_SECRET
 from tests.support.servers import serve

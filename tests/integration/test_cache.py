@@ -11,8 +11,8 @@ import pytest
 from gateway.app import build_app
 from gateway.policy import load_policy_text
 from gateway.runtime.parts import Gateway
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
-from loadtests.serving import Served, serve, serve_app
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.serving import Served, serve, serve_app
 from tests.support.policies import single_pool
 
 # The embedding model is a real process's work: on a busy machine it may take far longer

@@ -17,9 +17,10 @@ from pathlib import Path
 import openai
 import pytest
 
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.ports import free_port
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process
+from tests.support.processes import gateway_process
 from tests.support.redis_server import RedisServer, redis_server
 from tests.support.servers import serve
 

@@ -20,8 +20,8 @@ import pytest
 from gateway.app import build_app
 from gateway.policy import load_policy_text
 from gateway.runtime.parts import Gateway
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
-from loadtests.serving import Served, serve, serve_app
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.serving import Served, serve, serve_app
 from tests.support.policies import single_pool
 
 pytestmark = pytest.mark.timeout(300)

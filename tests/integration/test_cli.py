@@ -10,7 +10,8 @@ import openai
 import pytest
 
 from gateway.commands.cli import main, policy_json_schema
-from tests.support.processes import free_port, gateway_process, read_until
+from loadtests.kit.ports import free_port
+from tests.support.processes import gateway_process, read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "policies").glob("*.yaml"))

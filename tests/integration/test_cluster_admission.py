@@ -18,10 +18,11 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from loadtests.fake_upstream import FakeConfig, build_fake
+from loadtests.kit.fake_upstream import FakeConfig, build_fake
+from loadtests.kit.ports import free_port
 from tests.support.concurrency import ConcurrencyProbe
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process, read_until
+from tests.support.processes import gateway_process, read_until
 from tests.support.redis_server import RedisServer, redis_server
 from tests.support.servers import serve
 

@@ -10,7 +10,7 @@ import pytest
 
 from gateway.cluster.lease_store import RedisLeaseStore, StoreUnavailable
 from gateway.schema import Cluster
-from tests.support.processes import free_port
+from loadtests.kit.ports import free_port
 from tests.support.redis_server import RedisServer, redis_server
 
 

@@ -16,9 +16,10 @@ from typing import Any
 import orjson
 import pytest
 
-import loadtests.compare as compare
 from gateway.children import running
-from tests.support.processes import free_port
+from loadtests.compare import cli as compare
+from loadtests.compare import runs
+from loadtests.kit.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD = ROOT / "loadtests" / "workloads" / "easy_hard_mix.yaml"
@@ -62,7 +63,7 @@ def test_compare_runs_direct_and_gateway(
             children.append(proc.pid)
             yield proc
 
-    monkeypatch.setattr(compare, "running", spied)
+    monkeypatch.setattr(runs, "running", spied)
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET.format(port=free_port()))
     out = tmp_path / "out"

@@ -19,7 +19,7 @@ from gateway.app import build_app
 from gateway.classify import EstimateCounter
 from gateway.policy import load_policy_text
 from gateway.runtime.parts import Gateway
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.servers import Served, serve, serve_app
 
 FACTS = "Noted: Alice Smith ordered 42 crates, order ORD-7, delivery on 2026-12-01."

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import openai
 
-from tests.support.processes import free_port, read_until
+from loadtests.kit.ports import free_port
+from tests.support.processes import read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "gateway", "loadtests")

@@ -7,7 +7,7 @@ import socket
 import orjson
 import pytest
 
-from loadtests.fake_upstream import FakeLog
+from loadtests.kit.fake_upstream import FakeLog
 
 CHAT = "/v1/chat/completions"
 

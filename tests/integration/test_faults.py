@@ -15,6 +15,7 @@ from gateway.policy import load_policy_text
 from gateway.runtime.parts import Gateway
 from tests.support.policies import single_pool
 from tests.support.servers import Served, serve_app
+from tests.support.waiting import until
 
 TIMEOUTS = "pools: {small: {retry: {attempts: 1}, timeouts: {first_token_s: 0.5, total_s: 1}}}\n"
 BASE = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
@@ -25,15 +26,31 @@ class Probe:
         self.served = served
         self.gateway = gateway
 
+    def _counts(self) -> tuple[int, int]:
+        """(tasks, open upstream connections); run on the server's loop."""
+        pool = self.gateway.upstream
+        assert pool is not None
+        return len(asyncio.all_tasks()) - 1, pool.open_connections
+
     def snapshot(self) -> tuple[int, int]:
-        """(tasks, open upstream connections) once pending callbacks have run."""
+        """(tasks, open upstream connections) now."""
+
+        async def read() -> tuple[int, int]:
+            return self._counts()
+
+        return self.served.call(read)
+
+    def back_to(self, tasks: int, conns: int) -> tuple[int, int]:
+        """The counts once they are down to ``tasks`` and ``conns`` again (connection_lost
+        and task ends have run); fails if they stay above (a leak)."""
 
         async def settle() -> tuple[int, int]:
-            for _ in range(20):  # let connection_lost and task ends run
-                await asyncio.sleep(0)
-            pool = self.gateway.upstream
-            assert pool is not None
-            return len(asyncio.all_tasks()) - 1, pool.open_connections
+            def down() -> bool:
+                now_tasks, now_conns = self._counts()
+                return now_tasks <= tasks and now_conns <= conns
+
+            await until(down, what=f"tasks back to {tasks} and connections to {conns}")
+            return self._counts()
 
         return self.served.call(settle)
 
@@ -78,7 +95,7 @@ def test_fault_ends_well_formed_without_leaks(
         assert f'"code":"{code}"' in events[-2]
     else:
         assert response.json()["error"]["code"] == code
-    after_tasks, after_conns = probe.snapshot()
+    after_tasks, after_conns = probe.back_to(tasks, conns)
     assert after_tasks <= tasks
     assert after_conns <= conns
 

@@ -31,9 +31,10 @@ from hypothesis import strategies as st
 
 from gateway.edge.openapi import openapi_document
 from gateway.security.api_keys import hash_key
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.ports import free_port
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process, wait_ready
+from tests.support.processes import gateway_process, wait_ready
 from tests.support.security import TENANT_A_KEY, TENANT_B_KEY
 from tests.support.servers import serve
 

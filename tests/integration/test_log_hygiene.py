@@ -17,10 +17,11 @@ import httpx2 as httpx
 import pytest
 
 from gateway.security.api_keys import hash_key
-from loadtests.fake_upstream import FakeLog
+from loadtests.kit.fake_upstream import FakeLog
+from loadtests.kit.ports import free_port
 from tests.support.log_guard import leaked
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process, wait_ready
+from tests.support.processes import gateway_process, wait_ready
 from tests.support.security import (
     ADMIN_KEY,
     CANARIES,

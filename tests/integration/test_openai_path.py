@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from loadtests.fake_upstream import FakeLog
+from loadtests.kit.fake_upstream import FakeLog
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 

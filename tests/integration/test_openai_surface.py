@@ -10,7 +10,7 @@ import httpx2 as httpx
 import openai
 import pytest
 
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
 from loadtests.sim import tokenizer
 from loadtests.sim.vllm_extras import EMBEDDING_DIM, embedding
 from tests.integration.conftest import GatewayFactory

@@ -10,8 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from loadtests import prefix_routing
-from tests.support.processes import free_port
+from loadtests.kit.ports import free_port
+from loadtests.prefix_routing import cli as prefix_routing
 
 FLEET = """\
 speed: 20

@@ -13,7 +13,7 @@ import pytest
 
 from gateway.app import build_app
 from gateway.policy import load_policy_text
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.resetting_backend import resetting_backend
 from tests.support.resetting_backend import url as url_of
 from tests.support.servers import serve

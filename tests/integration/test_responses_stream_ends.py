@@ -19,9 +19,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from loadtests.kit.ports import free_port
 from tests.integration.conftest import GatewayFactory
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process, read_until
+from tests.support.processes import gateway_process, read_until
 from tests.support.servers import serve
 from tests.support.sim_replica import SERVED, sim_replica
 

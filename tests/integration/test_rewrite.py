@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx2 as httpx
 
-from loadtests.fake_upstream import FakeLog
+from loadtests.kit.fake_upstream import FakeLog
 
 CHAT = "/v1/chat/completions"
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loadtests.fake_upstream import FakeLog
+from loadtests.kit.fake_upstream import FakeLog
 from tests.integration.conftest import GatewayFactory
 from tests.support.client_content import chat_bodies, completion_bodies, protected
 from tests.support.policies import single_pool

@@ -17,7 +17,7 @@ from gateway.app import build_app
 from gateway.policy import load_policy_text
 from gateway.security.api_keys import hash_key
 from gateway.security.slow_clients import header_timeout_protocol
-from loadtests.fake_upstream import FakeLog
+from loadtests.kit.fake_upstream import FakeLog
 from tests.integration.conftest import GatewayFactory
 from tests.support.policies import single_pool
 from tests.support.security import (

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import httpx2 as httpx
 
-from loadtests.fake_upstream import FakeLog
+from loadtests.kit.fake_upstream import FakeLog
+from loadtests.kit.ports import free_port
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process, read_until
+from tests.support.processes import gateway_process, read_until
 
 
 @contextmanager

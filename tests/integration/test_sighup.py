@@ -7,8 +7,9 @@ from pathlib import Path
 
 import httpx2 as httpx
 
+from loadtests.kit.ports import free_port
 from tests.support.policies import single_pool
-from tests.support.processes import free_port, gateway_process, read_until
+from tests.support.processes import gateway_process, read_until
 
 QUIET = "server: {reload_poll_s: 3600}\n"  # only the signal may trigger a reload
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from loadtests.fake_upstream import FakeConfig, FakeLog, build_fake
-from loadtests.serving import serve
-from tests.support.processes import free_port, gateway_process, wait_ready
+from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
+from loadtests.kit.ports import free_port
+from loadtests.kit.serving import serve
+from tests.support.processes import gateway_process, wait_ready
 
 CHAT = "/v1/chat/completions"
 # About 0.6 s in a slot: 50 ms to the first token, then 10 tokens 55 ms apart.

@@ -18,13 +18,13 @@ import pytest
 
 from gateway.app import build_app
 from gateway.policy import load_policy_text
+from loadtests.kit.ports import free_port
 from loadtests.real.cache import cache_root
 from loadtests.real.launch import llamacpp_ready, llamacpp_server
 from loadtests.real.llamacpp import ServeOptions
 from loadtests.real.model import SERVED_NAME
 from loadtests.real.policy import real_policy
 from loadtests.real.vllm_cpu import VllmOptions, vllm_server
-from tests.support.processes import free_port
 from tests.support.servers import serve
 
 SLOTS = 4

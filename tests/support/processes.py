@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -12,13 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2 as httpx
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def read_until(proc: subprocess.Popen[str], marker: str) -> str:

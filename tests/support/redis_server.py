@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import free_port
+from loadtests.kit.ports import free_port
 
 
 class RedisServer:

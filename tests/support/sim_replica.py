@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from loadtests.serving import Served, serve_app
+from loadtests.kit.serving import Served, serve_app
 from loadtests.sim.clock import RealClock
 from loadtests.sim.profile import load_profile
 from loadtests.sim.replica import Replica, build_replica

@@ -15,7 +15,7 @@ threshold chosen is the lowest at which the precision of every stricter threshol
 at least ``1 - max_false_hit_rate`` (so a local bump in the curve cannot pass); the curve
 starts where at least 100 calibration pairs are hits, below which a precision is noise.
 Weights, IDF table and curve ship as one ``.npz`` file (``verifier.npz``, made by
-``python -m loadtests.fit_cache_verifier``). Per candidate: a few elementwise operations on
+``python -m loadtests.fit.cache_verifier``). Per candidate: a few elementwise operations on
 the two vectors, the text features of two short texts, a (27 x 16) matrix-vector product.
 """
 
@@ -132,7 +132,7 @@ def _parse(path: Path) -> Verifier:
         if meta.get("features") != list(FEATURES):
             raise ValueError(
                 f"{path}: fitted for other features; refit with "
-                "`python -m loadtests.fit_cache_verifier`"
+                "`python -m loadtests.fit.cache_verifier`"
             )
         values = data["idf_values"].astype(np.float64)
         return Verifier(

@@ -13,6 +13,7 @@ from gateway.admission.queue import Lane, Priority
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy import load_policy_text
+from tests.support.waiting import until
 from tests.unit.admission.pools import Clock, pool_admission
 
 # The mechanics below (queue order, handover, caps, ladder) without the TTFT objective; the
@@ -41,17 +42,12 @@ def _req(
     return AdmissionRequest(priority, lane, cost, deadline, degradable)
 
 
-async def _settle() -> None:
-    for _ in range(5):
-        await asyncio.sleep(0)
-
-
 async def test_free_slot_then_queue_then_handover() -> None:
     pool = _pool(inflight=1)
     first = await pool.acquire(_req())
     assert first.queued_s == 0.0
     waiter = asyncio.create_task(pool.acquire(_req()))
-    await _settle()
+    await until(lambda: len(pool.queue) == 1, what="the second request waits in the queue")
     assert not waiter.done()
     assert len(pool.queue) == 1
     first.release(latency_s=0.1, dropped=False)
@@ -76,7 +72,7 @@ async def test_priority_orders_the_queue() -> None:
         asyncio.create_task(wait("standard", Priority.STANDARD)),
         asyncio.create_task(wait("critical", Priority.CRITICAL)),
     ]
-    await _settle()
+    await until(lambda: len(pool.queue) == 3, what="the three wait in the queue")
     holder.release(latency_s=0.1, dropped=False)
     await asyncio.wait_for(asyncio.gather(*tasks), 1)
     assert order == ["critical", "standard", "sheddable"]
@@ -86,7 +82,7 @@ async def test_hard_queue_cap_sheds_every_priority() -> None:
     pool = _pool("{objective: null, max_queue: 1}", inflight=1)
     holder = await pool.acquire(_req())
     waiter = asyncio.create_task(pool.acquire(_req()))
-    await _settle()
+    await until(lambda: len(pool.queue) == 1, what="the waiter fills the queue")
     error = _refusal(pool, _req(Priority.CRITICAL))
     assert error is not None
     assert error.http_status() == 503
@@ -100,9 +96,9 @@ async def test_a_waiter_that_leaves_frees_its_place() -> None:
     pool = _pool(inflight=1)
     holder = await pool.acquire(_req())
     waiter = asyncio.create_task(pool.acquire(_req()))
-    await _settle()
+    await until(lambda: len(pool.queue) == 1, what="the waiter waits in the queue")
     waiter.cancel()
-    await _settle()
+    await until(waiter.done)
     assert len(pool.queue) == 0
     holder.release(latency_s=0.1, dropped=False)
     assert pool.inflight == 0
@@ -132,7 +128,7 @@ async def test_unmeetable_deadline_and_long_wait_are_refused_at_once() -> None:
         permit.release(latency_s=0.1, dropped=False)
     holder = await pool.acquire(_req())
     waiters = [asyncio.create_task(pool.acquire(_req(cost=200))) for _ in range(4)]
-    await _settle()
+    await until(lambda: len(pool.queue) == 4, what="the four wait in the queue")
     assert pool.predict(_req()).wait_s == pytest.approx(10.0)  # 5 places x 2 s
     error = _refusal(pool, _req(deadline=clock.now + 1))
     assert error is not None
@@ -172,7 +168,7 @@ pools:
     holder = await pool.acquire(_req())
     assert pool.check(_req(degradable=True)).degrade_to is None
     waiters = [asyncio.create_task(pool.acquire(_req())) for _ in range(2)]
-    await _settle()
+    await until(lambda: len(pool.queue) == 2, what="the two wait in the queue")
     assert pool.check(_req(degradable=True)).degrade_to == "q"
     assert pool.check(_req(degradable=False)).degrade_to is None
     assert pool.check(_req(Priority.SHEDDABLE)).refuse == "overload_step_2"

@@ -15,6 +15,7 @@ from gateway.admission.decision import AdmissionRequest
 from gateway.admission.queue import Lane, Priority
 from gateway.metrics import GatewayMetrics
 from gateway.policy import load_policy_text
+from tests.support.waiting import until
 
 
 class FakeGate:
@@ -74,11 +75,6 @@ def _req(priority: Priority = Priority.STANDARD) -> AdmissionRequest:
     return AdmissionRequest(priority, Lane.SHORT, 10.0, None, degradable=False)
 
 
-async def _settle() -> None:
-    for _ in range(10):
-        await asyncio.sleep(0)
-
-
 def _free(permit: Permit) -> None:
     permit.release(latency_s=0.1, dropped=False)
 
@@ -101,19 +97,19 @@ async def test_cluster_leases_go_to_waiters_in_priority_order() -> None:
         asyncio.create_task(wait("standard", Priority.STANDARD)),
         asyncio.create_task(wait("critical", Priority.CRITICAL)),
     ]
-    await _settle()
+    await until(lambda: len(pool.queue) == 3, what="the three wait in the queue")
     assert order == []  # the local limit (4) has room, the cluster (1) has none
     assert len(pool.queue) == 3
     _free(first)
-    await _settle()
+    await until(lambda: order, what="a waiter gets the lease")
     assert order == ["critical"]
-    for name in ("critical", "standard"):
+    for name, admitted in (("critical", 2), ("standard", 3)):
         _free(permits[name])
-        await _settle()
+        await until(lambda n=admitted: len(order) == n, what=f"the lease {name} gave back is used")
     await asyncio.gather(*waiters)
     assert order == ["critical", "standard", "sheddable"]
     _free(permits["sheddable"])
-    await _settle()
+    await until(lambda: not gate.tasks, what="the pump stops")
     assert (pool.inflight, gate.held, gate.tasks) == (0, set(), set())  # the pump stopped
 
 
@@ -122,11 +118,11 @@ async def test_the_local_share_caps_the_pool_while_redis_is_down() -> None:
     pool = _pool(gate, limit=4)
     permits = [await pool.acquire(_req()) for _ in range(2)]
     third = asyncio.create_task(pool.acquire(_req()))
-    await _settle()
+    await until(lambda: len(pool.queue) == 1, what="the third waits in the queue")
     assert not third.done()
     assert pool.inflight == 2
     _free(permits[0])
-    await _settle()
+    await until(third.done)
     assert third.done()
     assert pool.inflight == 2
 
@@ -136,11 +132,11 @@ async def test_a_lease_nobody_waits_for_any_more_goes_back() -> None:
     pool = _pool(gate)
     first = await pool.acquire(_req())
     leaving = asyncio.create_task(pool.acquire(_req()))
-    await _settle()
+    await until(lambda: len(pool.queue) == 1, what="the second waits in the queue")
     leaving.cancel()
-    await _settle()
+    await until(leaving.done)
     _free(first)
-    await _settle()
+    await until(lambda: not gate.tasks, what="the pump stops")
     assert (pool.inflight, len(pool.queue), gate.held) == (0, 0, set())
 
 
@@ -153,5 +149,5 @@ async def test_a_full_cluster_makes_the_pool_full_for_wait_estimates() -> None:
     # time decides (its conservative prior before anything completed).
     assert pool.predict(_req()).wait_s > 0.0
     _free(permit)
-    await _settle()
+    await until(lambda: not gate.tasks, what="the pump stops")
     assert pool.predict(_req()).wait_s == 0.0

@@ -1,6 +1,6 @@
 """Prefill pacing in a pool's admission: prompt tokens admitted but not yet past their first
 token stay under the budget; first tokens and releases let the next waiters in. No sleeps:
-only event-loop turns."""
+each step waits for the state it needs (``tests.support.waiting.until``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from gateway.admission.prefill import PrefillBudget
 from gateway.admission.queue import Lane, Priority
 from gateway.metrics import GatewayMetrics
 from gateway.policy import load_policy_text
+from tests.support.waiting import until
 from tests.unit.admission.test_lease_pump import FakeGate
 
 
@@ -43,11 +44,6 @@ def _req(prompt: float) -> AdmissionRequest:
     return AdmissionRequest(Priority.STANDARD, Lane.SHORT, prompt + 100, None, False, prompt)
 
 
-async def _turns() -> None:
-    for _ in range(10):
-        await asyncio.sleep(0)
-
-
 # id -> (budget, in flight, has room)
 ROOM = {
     "off": (None, 10**9, True),
@@ -74,11 +70,11 @@ async def test_waiters_enter_as_first_tokens_arrive() -> None:
     first = await pool.acquire(_req(600))
     second = await pool.acquire(_req(600))  # 600 < 1000: room, overshoots to 1200
     third = asyncio.ensure_future(pool.acquire(_req(600)))
-    await _turns()
+    await until(lambda: len(pool.queue) == 1, what="the third waits in the queue")
     assert not third.done()
     assert pool.prefill.in_flight == 1200
     first.prefilled()  # 600 left: room again
-    await _turns()
+    await until(third.done)
     assert third.done()
     assert pool.prefill.in_flight == 1200
     assert pool.inflight == 3  # slots are held until release, whatever the prefill
@@ -93,10 +89,10 @@ async def test_a_prompt_longer_than_the_budget_runs_alone() -> None:
     pool = _pool(1000)
     big = await pool.acquire(_req(5000))
     small = asyncio.ensure_future(pool.acquire(_req(10)))
-    await _turns()
+    await until(lambda: len(pool.queue) == 1, what="the small one waits in the queue")
     assert not small.done()
     big.prefilled()
-    await _turns()
+    await until(small.done)
     assert small.done()
 
 
@@ -130,12 +126,12 @@ async def test_pacing_with_a_lease_gate() -> None:
     pool = _pool(1000, gate)
     first = await pool.acquire(_req(1000))
     waiting = asyncio.ensure_future(pool.acquire(_req(10)))
-    await _turns()
+    await until(lambda: len(pool.queue) == 1, what="the second waits in the queue")
     assert not waiting.done()
     first.prefilled()  # wakes the lease pump
-    await _turns()
+    await until(waiting.done)
     assert waiting.done()
     waiting.result().release(latency_s=None, dropped=False)
     first.release(latency_s=None, dropped=False)
-    await _turns()
+    await until(lambda: not gate.tasks, what="the lease pump stops")
     assert gate.held == set()

@@ -17,6 +17,7 @@ from gateway.admission.decision import AdmissionRequest
 from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane, Priority
 from gateway.errors import GatewayError
+from tests.support.waiting import until
 from tests.unit.admission.pools import Clock, pool_admission
 
 
@@ -35,11 +36,6 @@ def _req(
     return AdmissionRequest(
         priority, lane, prompt_tokens + 256, deadline, False, prompt_tokens, arrival=clock.now
     )
-
-
-async def _settle() -> None:
-    for _ in range(10):
-        await asyncio.sleep(0)
 
 
 class Burst:
@@ -76,6 +72,10 @@ class Burst:
     def waiting(self) -> int:
         return sum(not t.done() for t in self.tasks)
 
+    def decided(self) -> bool:
+        """Every request was refused or granted, or waits in the pool's queue."""
+        return sum(t.done() for t in self.tasks) + len(self.pool.queue) == len(self.tasks)
+
     def cancel(self) -> None:
         for task in self.tasks:
             task.cancel()
@@ -91,7 +91,7 @@ async def _teach_hold(pool: PoolAdmission, clock: Clock, held_s: float) -> None:
     """One request that held its slot ``held_s``: the pool's first sampled hold."""
     first = Burst(pool)
     first.send(_req(clock))
-    await _settle()
+    await until(first.decided)
     _release_all(first.granted(), clock, held_s)
 
 
@@ -124,7 +124,7 @@ async def test_cold_burst_is_answered_at_once_from_the_conservative_prior() -> N
     burst = Burst(pool)
     for _ in range(300):
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     assert len(burst.granted()) == 2
     assert len(burst.refused) == 298
     assert {e.http_status() for e in burst.refused} == {503}
@@ -142,12 +142,12 @@ async def test_after_learning_the_hold_time_the_queue_takes_what_fits(
     burst = Burst(pool)
     for _ in range(slots):
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     _release_all(burst.granted(), clock, hold_s)  # the pool learns its hold time
     burst = Burst(pool)
     for _ in range(100):
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     # every slot was just taken: position k waits (k // slots + 1) * hold; with 0.1 s at the
     # replica, k fits while (k // slots + 1) * hold + 0.1 <= 2.
     assert len(burst.granted()) == slots
@@ -162,13 +162,13 @@ async def test_an_idle_pool_does_not_read_as_stalled() -> None:
     first = Burst(pool)
     for _ in range(2):
         first.send(_req(clock))
-    await _settle()
+    await until(first.decided)
     _release_all(first.granted(), clock, 0.4)
     clock.now += 35.0  # nothing at all for 35 s
     burst = Burst(pool)
     for _ in range(6):
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     assert burst.refused == []
     assert len(burst.granted()) == 2
     assert burst.waiting() == 4
@@ -181,7 +181,7 @@ async def test_deadline_that_cannot_be_met_is_refused_at_arrival() -> None:
     burst = Burst(pool)
     for _ in range(12):
         burst.send(_req(clock, deadline_ms=500))
-    await _settle()
+    await until(burst.decided)
     assert len(burst.granted()) == 2
     assert len(burst.refused) == 10
     assert {e.code for e in burst.refused} == {"deadline_unmeetable"}
@@ -194,19 +194,19 @@ async def test_waiters_are_refused_as_soon_as_the_prediction_says_they_are_late(
     burst = Burst(pool)
     for _ in range(2):
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     _release_all(burst.granted(), clock, 0.5)  # hold 0.5 s: a queued request waits 0.25 s each
     burst = Burst(pool)
     for _ in range(8):
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     assert (len(burst.granted()), burst.waiting(), len(burst.refused)) == (2, 6, 0)
     # One request held its slot for 3 s: the sampled holds (and so every waiter's wait)
     # grow; the ones that can no longer make their 2 s are refused at this very release.
     permits = burst.granted()
     clock.now += 3.0
     permits[0].release(latency_s=0.1, dropped=False)
-    await _settle()
+    await until(burst.decided)
     late = burst.failed()
     assert late
     assert {getattr(e, "code", None) for e in late} == {"objective_unmeetable"}
@@ -223,7 +223,7 @@ async def test_a_waiter_is_admitted_on_the_calibrated_wait_and_dropped_on_the_ex
     burst = Burst(pool)
     for _ in range(4):  # the slot, then waits expected 0.5 / 1.0 / 1.5 s, calibrated x1.5
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     assert (burst.waiting(), len(burst.refused)) == (2, 1)  # 1.5 x 1.5 + 0.1 > 2 s: refused
     start = clock.now
     # The slot's holder runs long: past every hold seen, it is expected to run as long again.
@@ -231,11 +231,11 @@ async def test_a_waiter_is_admitted_on_the_calibrated_wait_and_dropped_on_the_ex
     # calibrated one (x1.5) does not: it keeps its place.
     clock.now = start + 0.6
     pool.recheck()
-    await _settle()
+    await until(burst.decided)
     assert (burst.waiting(), burst.failed()) == (2, [])
     clock.now = start + 0.75  # 0.75 + 0.75 + 0.5 s: now even the expected wait is late
     pool.recheck()
-    await _settle()
+    await until(burst.decided)
     assert burst.waiting() == 1
     late = burst.failed()
     assert [getattr(e, "code", None) for e in late] == ["objective_unmeetable"]
@@ -253,11 +253,11 @@ async def test_a_critical_arrival_pushes_a_waiter_past_its_objective() -> None:
     burst = Burst(pool)
     for _ in range(4):  # 1 slot + 3 waiting at 0.5, 1.0, 1.5 s (+0.1 s at the replica)
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     assert (burst.waiting(), burst.failed()) == (3, [])
     for _ in range(2):
         burst.send(_req(clock, Priority.CRITICAL))  # critical: queued whatever the wait
-    await _settle()
+    await until(burst.decided)
     failed = burst.failed()
     # The standard waiters are now 3rd to 5th: dispatched 1.5, 2.0 and 2.5 s from now, and
     # each must be by 1.9 s (2 s objective, 0.1 s at the replica): the last two cannot.
@@ -272,7 +272,7 @@ async def test_critical_requests_are_refused_only_by_hard_caps() -> None:
     burst = Burst(pool)
     for _ in range(6):
         burst.send(_req(clock, Priority.CRITICAL))
-    await _settle()
+    await until(burst.decided)
     assert len(burst.granted()) == 1
     assert burst.waiting() == 3
     assert [e.code for e in burst.refused] == ["queue_full", "queue_full"]
@@ -289,7 +289,7 @@ async def test_retry_after_is_the_predicted_time_not_a_constant(
     burst = Burst(pool)
     for _ in range(1 + waiting):
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     # Too late for a sheddable request's 1 s: the refusal says when the work ahead of it will
     # have drained ((waiting + 1) x hold + 0.1 s at the replica, rounded up).
     request = _req(clock, Priority.SHEDDABLE)
@@ -315,7 +315,7 @@ async def test_the_gateway_queues_beyond_what_the_engines_run(
     burst = Burst(pool)
     for _ in range(slots + 1):
         burst.send(_req(clock))
-    await _settle()
+    await until(burst.decided)
     assert (len(burst.granted()), burst.waiting()) == (slots, 1)
     burst.cancel()
 
@@ -328,7 +328,7 @@ async def test_requests_sent_before_the_engines_were_known_stand_ahead_of_waiter
     burst = Burst(pool)
     for _ in range(5):  # one every 0.1 s: 0.5 s to 0.9 s left
         burst.send(_req(clock))
-        await _settle()
+        await until(burst.decided)
         clock.now += 0.1
     learned[0] = 4  # the engines turn out to run 4: the fifth queues inside them
     # 5 in flight on 4 slots: a new request waits for the second release, not the first.

@@ -2,7 +2,7 @@
 
 The old rule at its old default threshold (0.92), with the guard: precision at least 0.98 (a
 wrong answer is worse than a slow one) and recall at least 0.85 on these pairs. The set and
-its figures: ``python -m tests.unit.cache.evaluate``.
+its figures: ``python -m loadtests.cache_precision``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.embedding import SentenceEncoder
-from tests.unit.cache.evaluate import OLD_THRESHOLD, Scored, labelled, measure, score
+from loadtests.cache_precision.scoring import OLD_THRESHOLD, Scored, labelled, measure, score
 
 
 @pytest.fixture(scope="module")

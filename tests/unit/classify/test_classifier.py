@@ -15,7 +15,7 @@ from gateway.classify import (
     classify_chat,
     classify_completion,
 )
-from tests.unit.classify.evalset import passages
+from loadtests.kit.difficulty_set import passages
 
 EASY = [{"role": "user", "content": "What's the capital of Portugal?"}]
 HARD = [
@@ -103,7 +103,7 @@ def test_completions(prompt: object) -> None:
 
 
 def test_a_2000_token_request_is_medium() -> None:
-    # Its cost is measured by `python -m loadtests.bench_classify`, not here.
+    # Its cost is measured by `python -m loadtests.routing_cost`, not here.
     messages = two_thousand_token_request()
     result = classify_chat(messages, max_tokens=512, counter=EstimateCounter())
     assert 1700 <= result.prompt_tokens <= 2400

@@ -11,7 +11,7 @@ from gateway.classify.estimate import (
     estimate_tokens,
     text_counts,
 )
-from tests.unit.classify.evalset import passages
+from loadtests.kit.difficulty_set import passages
 
 # cl100k_base token counts of the evaluation set's passages, measured offline with tiktoken.
 CL100K = [
@@ -95,6 +95,6 @@ def test_counter_uses_its_calibration() -> None:
 
 
 def test_estimate_of_a_1000_token_prompt() -> None:
-    # Its cost is measured by `python -m loadtests.bench_classify`, not here.
+    # Its cost is measured by `python -m loadtests.routing_cost`, not here.
     text = (passages.LIGHTHOUSE_STORY + "\n\n" + passages.BIKE_ARTICLE + "\n\n") * 3
     assert 900 <= estimate_tokens(text) <= 1200

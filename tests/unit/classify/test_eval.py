@@ -7,36 +7,35 @@ them. The shipped defaults must be what a fit on the whole set gives.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import astuple
-from pathlib import Path
 
 import pytest
 
 from gateway.classify import FEATURE_NAMES, DifficultyWeights, Features, request_features
-from gateway.classify.difficulty import score_difficulty, weights_from
+from gateway.classify.difficulty import score_difficulty
 from gateway.classify.fitting.evaluation import accuracy, positive_share, roc_auc
 from gateway.classify.fitting.weights_fit import fit_logistic
-from tests.unit.classify.evalset import build
-from tests.unit.classify.evalset.handwritten import ALL as HANDWRITTEN
-
-DATA = Path(__file__).resolve().parents[2] / "data" / "difficulty_eval.jsonl"
-Item = dict[str, str]
+from loadtests.kit.difficulty_set import build
+from loadtests.kit.difficulty_set.handwritten import ALL as HANDWRITTEN
+from loadtests.kit.difficulty_set.held_out import (
+    DATA,
+    Item,
+    fit_and_score,
+    halves,
+    labels_of,
+    read_items,
+)
 
 
 @pytest.fixture(scope="module")
 def items() -> list[Item]:
-    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+    return read_items()
 
 
 @pytest.fixture(scope="module")
 def features(items: list[Item]) -> list[Features]:
     return [request_features([{"role": "user", "content": i["prompt"]}]) for i in items]
-
-
-def labels_of(items: list[Item]) -> list[int]:
-    return [1 if i["label"] == "hard" else 0 for i in items]
 
 
 def report(
@@ -55,26 +54,6 @@ def report(
             f"accuracy {acc:.3f}, share hard {share:.3f}"
         )
     return auc
-
-
-def fit_and_score(
-    features: list[Features], labels: list[int], train: list[int], test: list[int]
-) -> list[float]:
-    bias, vector = fit_logistic([features[i].values() for i in train], [labels[i] for i in train])
-    weights = weights_from(bias, vector)
-    return [score_difficulty(features[i], weights).score for i in test]
-
-
-def halves(items: list[Item]) -> tuple[list[int], list[int]]:
-    """Alternate rows within each (domain, label) cell, so both halves are balanced."""
-    seen: Counter[tuple[str, str]] = Counter()
-    first: list[int] = []
-    second: list[int] = []
-    for index, item in enumerate(items):
-        cell = (item["domain"], item["label"])
-        (first if seen[cell] % 2 == 0 else second).append(index)
-        seen[cell] += 1
-    return first, second
 
 
 def test_the_file_is_what_the_builder_makes() -> None:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.classify.features import FEATURE_NAMES, FeatureConfig, Features, extract_features
-from tests.unit.classify.evalset import passages
+from loadtests.kit.difficulty_set import passages
 
 
 def feats(ask: str, **kw: int | None) -> Features:

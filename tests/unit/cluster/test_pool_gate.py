@@ -14,6 +14,7 @@ from gateway.cluster.leases import AcquireReply, Mode, RenewReply
 from gateway.cluster.pool_gate import ClusterAdmission, PoolLeases
 from gateway.metrics import GatewayMetrics
 from gateway.schema import Cluster
+from tests.support.waiting import until
 
 
 class FakeStore:
@@ -29,6 +30,7 @@ class FakeStore:
         self.renewals: list[tuple[list[str], bool]] = []
         self.gate: asyncio.Event | None = None  # when set, acquire waits for it
         self.left: list[tuple[str, list[str]]] = []
+        self.released: list[str] = []  # leases given back, in order
         self.batches: list[int] = []
 
     def _check(self) -> None:
@@ -49,6 +51,7 @@ class FakeStore:
     async def release(self, pool: str, leases: Collection[str]) -> None:
         self._check()
         self.leases.difference_update(leases)
+        self.released += sorted(leases)
 
     async def renew(self, pool: str, leases: Collection[str], readd: bool) -> RenewReply:
         self._check()
@@ -71,11 +74,6 @@ def _cluster(store: FakeStore) -> tuple[ClusterAdmission, PoolLeases, GatewayMet
     return cluster, cluster.pool("small"), metrics
 
 
-async def _settle() -> None:
-    for _ in range(5):
-        await asyncio.sleep(0)
-
-
 async def test_leases_come_from_the_store_until_the_cluster_is_full() -> None:
     store = FakeStore(room=2)
     _, gate, _ = _cluster(store)
@@ -87,7 +85,7 @@ async def test_leases_come_from_the_store_until_the_cluster_is_full() -> None:
     assert not gate.may_try(2)  # known full: a new request queues instead of asking
     freed: list[str] = []
     gate.release(first, lambda: freed.append("then"))
-    await _settle()
+    await until(lambda: freed, what="the release's callback")
     assert store.leases == {second}
     assert freed == ["then"]  # the pump is woken only once the store has the lease back
 
@@ -133,11 +131,11 @@ async def test_a_caller_cancelled_mid_acquire_leaves_no_lease_behind() -> None:
     store.gate = asyncio.Event()
     _, gate, _ = _cluster(store)
     waiter = asyncio.create_task(gate.acquire(4))
-    await _settle()
+    await until(lambda: store.batches == [1], what="the acquire call reaches the store")
     waiter.cancel()
-    await _settle()
+    await until(waiter.done)
     store.gate.set()  # the store grants after the caller has gone
-    await _settle()
+    await until(lambda: store.released, what="the orphaned lease goes back to the store")
     assert gate.held == set()
     assert store.leases == set()
 
@@ -147,9 +145,9 @@ async def test_requests_that_arrive_together_share_one_call() -> None:
     store.gate = asyncio.Event()
     _, gate, _ = _cluster(store)
     first = asyncio.create_task(gate.acquire(4))
-    await _settle()  # the first call is in flight...
+    await until(lambda: store.batches == [1])  # the first call is in flight...
     rest = [asyncio.create_task(gate.acquire(4)) for _ in range(4)]
-    await _settle()
+    await until(lambda: len(gate._asks) == 4, what="the next four wait for the next call")
     store.gate.set()
     results = await asyncio.gather(first, *rest)
     assert store.batches == [1, 4]  # ...and the next four go together in one call
@@ -157,7 +155,7 @@ async def test_requests_that_arrive_together_share_one_call() -> None:
     for lease in results[:3]:
         assert lease is not None
         gate.release(lease, lambda: None)
-    await _settle()
+    await until(lambda: len(store.released) == 3, what="the three leases go back")
     assert store.leases == set()
 
 

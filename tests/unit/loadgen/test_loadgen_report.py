@@ -9,12 +9,12 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
+from loadtests.kit.serving import serve
 from loadtests.loadgen.record import RequestRecord
 from loadtests.loadgen.report import read_records, write_run_report
 from loadtests.loadgen.sampler import Sample, parse_gauges, read_counters
 from loadtests.loadgen.summary import SloThresholds, summarise
 from loadtests.loadgen.timeline import in_flight_steps, peak_in_flight
-from loadtests.serving import serve
 
 
 def _records() -> list[RequestRecord]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from loadtests.overhead import PathStats
+from loadtests.overhead.measure import PathStats
 from loadtests.peers.overhead_suite import level_rows
 from loadtests.peers.report import Results, render
 from loadtests.peers.tables import (

@@ -9,7 +9,7 @@ from gateway.errors import RateLimited
 from gateway.schema import Auth, RateLimit
 from gateway.security.redis_buckets import RedisRateLimiter
 from gateway.security.tenant_limits import TenantRateLimits
-from tests.support.processes import free_port
+from loadtests.kit.ports import free_port
 
 
 async def test_two_replicas_share_a_tenants_buckets(redis_url: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 from huggingface_hub import InferenceClient, constants
 from huggingface_hub.errors import ValidationError
 
-from loadtests.serving import serve
+from loadtests.kit.serving import serve
 from loadtests.sim.clock import RealClock
 from loadtests.sim.profile import load_profile
 from loadtests.sim.replica import EngineKind, build_replica

@@ -1,0 +1,1 @@
+"""Benchmark: the semantic cache's lookup latency and the embedding latency under load."""

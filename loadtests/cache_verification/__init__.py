@@ -1,0 +1,1 @@
+"""Benchmark: what sampled verification of semantic hits buys, and what it costs."""

@@ -1,0 +1,1 @@
+"""Benchmark: what cluster admission's Redis leases cost, and how fast Redis trouble is absorbed."""

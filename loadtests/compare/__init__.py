@@ -1,0 +1,1 @@
+"""Comparison benchmark: one workload through the gateway and straight to the fleet."""

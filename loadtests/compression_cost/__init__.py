@@ -1,0 +1,1 @@
+"""Benchmark: the cost of the compression stage per request, and of the summary fact check."""

@@ -1,0 +1,5 @@
+"""``python -m loadtests.embedding_backends``: see ``loadtests.embedding_backends.cli``."""
+
+from loadtests.embedding_backends.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Fit the semantic-cache verifier (``gateway/cache/verifier.npz``) on the QQP train split."""

@@ -1,0 +1,1 @@
+"""Fit the bundled difficulty model on RouteLLM's training halves."""

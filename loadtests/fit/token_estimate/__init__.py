@@ -1,0 +1,1 @@
+"""Fit the token estimate's coefficients against real BPE token counts."""

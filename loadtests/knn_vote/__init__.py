@@ -1,0 +1,1 @@
+"""Benchmark: does a kNN vote over embedded exemplars improve the difficulty score?"""

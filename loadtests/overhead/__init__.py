@@ -1,0 +1,1 @@
+"""Benchmark: what the gateway adds over going direct to a fast upstream on loopback."""

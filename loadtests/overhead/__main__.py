@@ -1,0 +1,7 @@
+"""``python -m loadtests.overhead``: see ``loadtests.overhead.cli``."""
+
+import sys
+
+from loadtests.overhead.cli import main
+
+sys.exit(main())

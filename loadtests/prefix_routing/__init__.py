@@ -1,0 +1,1 @@
+"""Benchmark: prefix-cache hits, spread and TTFT, by routing and rewriting."""

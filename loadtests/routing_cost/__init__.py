@@ -1,0 +1,1 @@
+"""Benchmark: the cost of the routing decision per request."""

@@ -1,0 +1,1 @@
+"""Benchmark: what the security checks add per request."""
