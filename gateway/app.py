@@ -13,6 +13,7 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
+from starlette.types import Receive, Scope, Send
 
 from gateway import cluster
 from gateway.backends.health import HealthChecker
@@ -22,6 +23,7 @@ from gateway.edge.error_render import error_response, internal_error, not_found
 from gateway.edge.routes import routes
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
+from gateway.openai.streaming import RAW_SEND
 from gateway.path.relay import Proxy
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder
@@ -61,7 +63,7 @@ def build_app(
             await asyncio.to_thread(gateway.report.close)
             await gateway.rate_limits.aclose()
 
-    app = Starlette(
+    app = GatewayApp(
         routes=routes(),
         lifespan=lifespan,
         exception_handlers={
@@ -73,6 +75,16 @@ def build_app(
     )
     app.state.gateway = gateway
     return app
+
+
+class GatewayApp(Starlette):
+    """The Starlette app, which also keeps the server's own ``send`` in each request's scope:
+    a stream's body chunks go to it directly (``openai/streaming.py``), not through the
+    exception middlewares' wrappers."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[RAW_SEND] = send
+        await super().__call__(scope, receive, send)
 
 
 @contextlib.asynccontextmanager

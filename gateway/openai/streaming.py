@@ -1,15 +1,22 @@
 """An event-stream response that sends each chunk as it comes and stops when the client goes.
 
 Unlike Starlette's StreamingResponse it starts no task group per response: the request's
-single ``DisconnectWatch`` already cancels this task when the client leaves.
+single ``DisconnectWatch`` already cancels this task when the client leaves. The body comes
+from an ``EventSource`` that writes as it reads (one loop, no generator between the two), and
+its last bytes leave with the end of the body, in one write.
+
+Body chunks go to the server's own ``send`` when the app put it in the scope (``RAW_SEND``):
+Starlette's exception middlewares wrap ``send`` only to learn that the response started,
+which the start message (sent through them) tells them; each chunk then costs one call, not
+three wrappers deep.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -18,51 +25,84 @@ from gateway.errors import ServiceUnavailable
 from gateway.openai import sse
 from gateway.openai.disconnect import DisconnectWatch
 
+# The scope key under which the app keeps the server's ``send`` (``gateway/app.py``).
+RAW_SEND = "gateway.raw_send"
+
 _SHUTTING_DOWN = ServiceUnavailable(
     "The gateway is shutting down; retry the request.", code="shutting_down"
 )
 
+Write = Callable[[bytes], Awaitable[None]]
 
-def _chat_goodbye(error: dict[str, Any]) -> bytes:
-    return sse.frame_json(error) + sse.DONE
+
+class EventSource(Protocol):
+    """Where a stream's events come from (``path/exchange/stream.py``)."""
+
+    async def pump(self, write: Write) -> bytes:
+        """Write the events as they come; return the stream's last bytes."""
+        ...
+
+    def goodbye(self, error: dict[str, Any]) -> bytes:
+        """The bytes that end a stream the server cuts short with ``error`` (an error body)."""
+        ...
+
+    def abandon(self) -> None:
+        """The response was never sent: let go of the exchange (idempotent)."""
+        ...
 
 
 class EventStreamResponse(Response):
     media_type = "text/event-stream"
 
     def __init__(
-        self,
-        body: AsyncGenerator[bytes, None],
-        watch: DisconnectWatch,
-        headers: Mapping[str, str],
-        goodbye: Callable[[dict[str, Any]], bytes] | None = None,
+        self, source: EventSource, watch: DisconnectWatch, headers: Mapping[str, str]
     ) -> None:
-        """``goodbye`` frames the error that ends a stream the server cuts short (default:
-        an OpenAI chat stream's error event and ``data: [DONE]``)."""
         self.status_code = 200
         self.background = None
-        self._events = body
+        self._source = source
         self._watch = watch
-        self._goodbye = goodbye or _chat_goodbye
         self.init_headers({**headers, "cache-control": "no-cache", "x-accel-buffering": "no"})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw: Send = scope.get(RAW_SEND, send)
+
+        async def write(chunk: bytes) -> None:
+            await raw({"type": "http.response.body", "body": chunk, "more_body": True})
+
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            async for chunk in self._events:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            last = await self._source.pump(write)
+            await raw({"type": "http.response.body", "body": last, "more_body": False})
         except asyncio.CancelledError:
             if not self._watch.absorb():
                 # Cancelled by the server itself (shutdown past its drain time): end the
                 # stream properly so the client sees why, then keep cancelling.
-                await self._say_goodbye(send)
+                await self._say_goodbye(raw)
                 raise
         finally:
             self._watch.stop()
-            await self._events.aclose()
+            self._source.abandon()
 
     async def _say_goodbye(self, send: Send) -> None:
-        body = self._goodbye(_SHUTTING_DOWN.body())
+        body = self._source.goodbye(_SHUTTING_DOWN.body())
         with contextlib.suppress(OSError, RuntimeError):
             await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class WholeStream:
+    """An event stream known in full (a cache hit's): all of it in one write, with the end of
+    the body."""
+
+    __slots__ = ("_body",)
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def pump(self, write: Write) -> bytes:
+        return self._body
+
+    def goodbye(self, error: dict[str, Any]) -> bytes:
+        return sse.frame_json(error) + sse.DONE
+
+    def abandon(self) -> None:
+        return None

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -39,7 +38,7 @@ from gateway.metric_labels import NO_BACKEND, NO_POOL
 from gateway.openai import sse
 from gateway.openai.json_response import json_response
 from gateway.openai.request import PROMPT_ENDPOINTS
-from gateway.openai.streaming import EventStreamResponse
+from gateway.openai.streaming import EventStreamResponse, WholeStream
 from gateway.path.context import RequestContext, classify
 from gateway.path.flow import Flow, Services
 from gateway.path.report import request_fields
@@ -180,7 +179,9 @@ def _answer(services: Services, flow: Flow, ctx: RequestContext, lookup: Lookup)
     options = ctx.request.body.get("stream_options")
     usage = isinstance(options, dict) and bool(options.get("include_usage"))
     chunks = stream_chunks(answer, include_usage=usage)
-    return EventStreamResponse(_replay(chunks), flow.watch, headers)
+    # One write: the client's SDK gets the events as fast as it reads them.
+    body = b"".join(sse.frame_json(chunk) for chunk in chunks) + sse.DONE
+    return EventStreamResponse(WholeStream(body), flow.watch, headers)
 
 
 def _count_hit(services: Services, ctx: RequestContext, status: str, length: str) -> None:
@@ -189,8 +190,3 @@ def _count_hit(services: Services, ctx: RequestContext, status: str, length: str
     m.requests.labels(ctx.request.model, NO_POOL, NO_BACKEND, "200", status).inc()
     m.ttft.labels(NO_POOL, length, status).observe(elapsed)
     m.e2e.labels(NO_POOL, length, status).observe(elapsed)
-
-
-async def _replay(chunks: Iterator[dict[str, Any]]) -> AsyncGenerator[bytes, None]:
-    # One write: the client's SDK gets the events as fast as it reads them.
-    yield b"".join(sse.frame_json(chunk) for chunk in chunks) + sse.DONE

@@ -14,7 +14,7 @@ generating; after a clean end it goes back to the pool.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import Callable
 
 import orjson
 from starlette.responses import Response
@@ -26,6 +26,7 @@ from gateway.openai.disconnect import DisconnectWatch
 from gateway.openai.streaming import EventStreamResponse
 from gateway.path.exchange.events import EventRelay, json_object
 from gateway.path.exchange.lease import Lease, Outcome, Phase
+from gateway.path.exchange.stream import StreamRelay
 from gateway.path.flow import Flow, Services
 from gateway.policy.compile import BackendSpec
 from gateway.schema import Timeouts
@@ -84,9 +85,9 @@ class Proxy:
         """Relay an opened exchange to the client; from here on the lease is finished here.
         ``capture`` (the response cache's) sees the answer and gets it once it ended well."""
         if lease.ctx.request.stream:
-            relay = EventRelay(lease, capture)
-            events = self._relay(lease, response, lease.plan.pool.timeouts, relay, capture)
-            return EventStreamResponse(events, watch, headers, relay.ending)
+            timeouts, events = lease.plan.pool.timeouts, EventRelay(lease, capture)
+            source = StreamRelay(lease, response, timeouts, self._clock, events, capture)
+            return EventStreamResponse(source, watch, headers)
         return await self._whole(lease, response, headers, capture)
 
     async def _send(self, lease: Lease, timeouts: Timeouts) -> UpstreamResponse:
@@ -160,72 +161,11 @@ class Proxy:
             response.close()
             lease.finish(outcome)
 
-    async def _relay(
-        self,
-        lease: Lease,
-        response: UpstreamResponse,
-        timeouts: Timeouts,
-        relay: EventRelay,
-        capture: AnswerCapture | None,
-    ) -> AsyncGenerator[bytes, None]:
-        outcome = Outcome(200)
-        chunks = response.chunks()
-        error: GatewayError | None = None
-        try:
-            while not relay.done:
-                budget = (
-                    timeouts.first_token_s if outcome.first_token_at is None else timeouts.idle_s
-                )
-                chunk = await _next_chunk(chunks, min(budget, self._remaining(lease, timeouts)))
-                out = relay.feed(chunk)
-                if out:
-                    if outcome.first_token_at is None and relay.token_seen:
-                        outcome.first_token_at = self._clock()
-                        lease.first_token()
-                    yield out
-            error = relay.error
-            if error is None:
-                # Reading to the end lets the connection go back to the pool.
-                await _drain(chunks, timeouts.idle_s)
-                if capture is not None:
-                    capture.finish()
-        except (UpstreamIOError, TimeoutError) as exc:
-            error = upstream_errors.from_exception(exc, lease.backend.name)
-        except GatewayError as exc:
-            error = exc
-        except (asyncio.CancelledError, GeneratorExit):
-            phase = Phase.FIRST_TOKEN if outcome.first_token_at is None else Phase.STREAMING
-            outcome = Outcome.client_gone(phase)
-            raise
-        finally:
-            response.close()
-            # Servers send one token per event unless asked for usage; usage is exact.
-            if relay.usage is not None:
-                outcome.input_tokens, outcome.output_tokens = relay.usage
-            else:
-                outcome.output_tokens = relay.token_events
-            if error is not None:
-                outcome.status = error.http_status()
-                outcome.error_kind = _kind(error)
-            lease.finish(outcome)
-        yield relay.ending(None if error is None else error.body())
-
     def _remaining(self, lease: Lease, timeouts: Timeouts) -> float:
         left = timeouts.total_s - (self._clock() - lease.ctx.arrival)
         if left <= 0:
             raise GatewayTimeout("The request exceeded its total time limit.", code="total_timeout")
         return left
-
-
-async def _next_chunk(chunks: AsyncIterator[bytes], budget_s: float) -> bytes | None:
-    async with asyncio.timeout(budget_s):
-        return await anext(chunks, None)
-
-
-async def _drain(chunks: AsyncIterator[bytes], budget_s: float) -> None:
-    async with asyncio.timeout(budget_s):
-        async for _ in chunks:
-            pass
 
 
 def _kind(error: GatewayError) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import cast
 
 import httptools
@@ -156,6 +156,15 @@ class Http1Connection(asyncio.Protocol):
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
 
+    def interrupt(self, error: BaseException) -> bool:
+        """Fail the read that is waiting for body bytes with ``error`` (a stall timer's
+        verdict); False when no read is waiting."""
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return False
+        waiter.set_exception(error)
+        return True
+
     def finish(self) -> None:
         """Give the connection back for reuse if the exchange ended cleanly, else close it."""
         # Unread chunks may mean reading is paused (backpressure): never hand that back.
@@ -203,6 +212,15 @@ class UpstreamResponse:
             if k == key:
                 return v.decode("latin-1")
         return None
+
+    def next_chunk(self) -> Awaitable[bytes | None]:
+        """The body bytes that arrived since the last call, as one chunk (waiting for some if
+        none did); None at the end of the body."""
+        return self._conn.next_chunk()
+
+    def interrupt(self, error: BaseException) -> bool:
+        """Make a waiting ``next_chunk`` raise ``error``; False if none is waiting."""
+        return self._conn.interrupt(error)
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """Body bytes as they arrive; whatever is already buffered comes as one chunk."""

@@ -1,118 +1,169 @@
-"""``python -m loadtests.overhead``: the gateway and a fake upstream as processes, the
-closed-loop rounds of ``measure.py`` per concurrency level, a table of TTFT percentiles and
-requests/s, and the most requests/s each path carries.
+"""``python -m loadtests.overhead``: what the gateway adds over going direct, and what it costs
+next to two native proxies, in one run on one fake upstream (``lineup.py``):
 
-Parameters: ``--levels`` (concurrencies), ``--rounds`` (pairs of rounds), ``--round-s``
-(seconds per round), ``--ttft-ms``, ``--tokens``, ``--itl-ms`` (the fake's timing),
-``--capacity-c``, ``--port`` (the fake's; the gateway's is the next one), ``--redis-url``
-(cluster admission through that Redis: a lease per request), ``--json FILE``.
+1. CPU per streamed token (``--cpu-streams`` streams of ``--cpu-tokens`` tokens
+   ``--cpu-itl-ms`` apart), gateway vs nginx (vllm-router too), from the processes' own CPU
+   time;
+2. TTFT p50/p99 at each of ``--levels`` (closed-loop streaming clients; 20 ms to the first
+   token, 20 tokens 5 ms apart): direct, gateway, nginx, vllm-router;
+3. the most requests/s each target carries at ``--capacity-c`` with the fake answering at once.
+
+It then checks issue 33's targets: CPU per token at most 2.0x nginx's; TTFT p50 at c=64
+within 1.15x of direct and at most nginx's ratio; max requests/s at least vllm-router's.
+Peers (``--peers``, default nginx and vllm-router) are installed as ``loadtests.peers``
+installs them (``--no-install``: skip missing ones). The load average is printed before and
+after: the figures are ratios measured side by side, the absolute ones move with the machine.
+
+Parameters: ``--levels``, ``--rounds`` and ``--round-s`` (per target and level),
+``--cpu-rounds``, ``--cpu-waves`` (requests per stream and round), ``--capacity-c``,
+``--port`` (the fake's; targets take the next ones), ``--redis-url`` (cluster admission
+through that Redis: a lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-import uvloop
+from loadtests.overhead.cpu import stream_payload
+from loadtests.overhead.lineup import capacity_rows, cpu_rows, targets_up, ttft_rows
+from loadtests.overhead.measure import gateway_policy
+from loadtests.peers.install import Binaries, ensure_all, peer_home, venv_binary
 
-from gateway.children import running
-from loadtests.kit.processes import fake_argv
-from loadtests.overhead.measure import (
-    PAYLOAD,
-    Endpoint,
-    flat_payload,
-    gateway_policy,
-    measure,
-    pct,
-    ttft_ms,
-)
+PEERS = ("nginx", "vllm-router")
+CPU_RATIO_MAX = 2.0  # gateway's CPU per token over nginx's
+TTFT_RATIO_MAX = 1.15  # gateway's TTFT p50 over direct's at c=64
 
 
-async def _level(
-    direct: str, gateway: str, c: int, rounds: int, round_s: float, payload: bytes = PAYLOAD
-) -> dict[str, object]:
-    endpoints = {"direct": Endpoint(direct), "gateway": Endpoint(gateway)}
-    results = await measure(endpoints, c, rounds, round_s, payload)
-    d, g = results["direct"], results["gateway"]
-    row: dict[str, object] = {"concurrency": c}
-    for name, st in results.items():
-        row[f"{name}_ttft_p50_ms"] = ttft_ms(st, 50)
-        row[f"{name}_ttft_p99_ms"] = ttft_ms(st, 99)
-        row[f"{name}_rps"] = round(st.rps(), 1)
-        row[f"{name}_errors"] = st.errors
-    row["ttft_p50_ratio"] = round(pct(g.ttft, 50) / pct(d.ttft, 50), 3)
-    row["ttft_p99_ratio"] = round(pct(g.ttft, 99) / pct(d.ttft, 99), 3)
-    return row
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m loadtests.overhead", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("--peers", default=",".join(PEERS), help="of nginx, vllm-router; '' for none")
+    p.add_argument("--no-install", action="store_true", help="skip peers that are missing")
+    p.add_argument("--levels", default="1,16,64")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--round-s", type=float, default=4.0)
+    p.add_argument("--cpu-rounds", type=int, default=3)
+    p.add_argument("--cpu-streams", type=int, default=48)
+    p.add_argument("--cpu-tokens", type=int, default=100)
+    p.add_argument("--cpu-itl-ms", type=float, default=10.0)
+    p.add_argument("--cpu-waves", type=int, default=3, help="requests per stream and round")
+    p.add_argument("--capacity-c", type=int, default=64, help="concurrency for max req/s")
+    p.add_argument("--port", type=int, default=9750)
+    p.add_argument("--skip", default="", help="phases to skip, of cpu, ttft, capacity")
+    p.add_argument("--json", help="also write every row to this JSON file")
+    p.add_argument("--redis-url", help="cluster admission through this Redis")
+    return p
 
 
-@contextmanager
-def _processes(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    up_port, gw_port = args.port, args.port + 1
-    policy = gateway_policy(f"http://127.0.0.1:{up_port}")
-    if args.redis_url:
-        policy += f"cluster: {{enabled: true, redis_url: '{args.redis_url}'}}\n"
-    py = sys.executable
-    upstream_argv = fake_argv(up_port, args.ttft_ms, args.tokens, args.itl_ms)
-    with tempfile.TemporaryDirectory() as tmp:
-        policy_path = Path(tmp) / "policy.yaml"
-        policy_path.write_text(policy)
-        gateway_argv = [py, "-m", "gateway", "serve", "--policy", str(policy_path),
-                        "--port", str(gw_port), "--log-level", "warning"]  # fmt: skip
-        up_url, gw_url = f"http://127.0.0.1:{up_port}", f"http://127.0.0.1:{gw_port}"
-        with (
-            running(upstream_argv, [up_url + "/health"], Path(tmp) / "upstream.log"),
-            running(gateway_argv, [gw_url + "/readyz"], Path(tmp) / "gateway.log"),
-        ):
-            yield up_url, gw_url
+def _binaries(peers: list[str], no_install: bool) -> tuple[Binaries, list[str]]:
+    if not no_install:
+        return ensure_all(set(peers)), peers
+    home = peer_home(os.environ)
+    found = Binaries(venv_binary(home, "litellm", "litellm"),
+                     venv_binary(home, "vllm-router", "vllm-router"),
+                     Path("/usr/sbin/nginx"))  # fmt: skip
+    present = {"nginx": found.nginx.exists(), "vllm-router": found.vllm_router.exists()}
+    return found, [p for p in peers if present.get(p, False)]
 
 
-def _table(rows: list[dict[str, object]]) -> str:
-    head = (
-        "| c | direct TTFT p50/p99 ms | gateway TTFT p50/p99 ms | ratio p50 | ratio p99 "
-        "| direct req/s | gateway req/s | errors d/g |\n|---|---|---|---|---|---|---|---|"
-    )
-    lines = [head]
+def _ttft_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| c | target | TTFT p50 / p99 ms | p50 / p99 vs direct | req/s | errors |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
     for r in rows:
-        lines.append(
-            f"| {r['concurrency']} | {r['direct_ttft_p50_ms']} / {r['direct_ttft_p99_ms']} "
-            f"| {r['gateway_ttft_p50_ms']} / {r['gateway_ttft_p99_ms']} "
-            f"| {r['ttft_p50_ratio']}x | {r['ttft_p99_ratio']}x "
-            f"| {r['direct_rps']} | {r['gateway_rps']} "
-            f"| {r['direct_errors']}/{r['gateway_errors']} |"
-        )
+        ratio = f"{r.get('p50_ratio', '-')}x / {r.get('p99_ratio', '-')}x"
+        lines.append(f"| {r['concurrency']} | {r['target']} | {r['ttft_p50_ms']} / "
+                     f"{r['ttft_p99_ms']} | {ratio} | {r['rps']} | {r['errors']} |")  # fmt: skip
     return "\n".join(lines)
 
 
+def _cpu_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| target | CPU us per token | per round | tokens | errors |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for r in rows:
+        rounds = ", ".join(str(x) for x in r["rounds_us_per_token"])
+        lines.append(f"| {r['target']} | {r['cpu_us_per_token']} | {rounds} | {r['tokens']} "
+                     f"| {r['errors']} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def _by(rows: list[dict[str, Any]], key: str, **match: Any) -> dict[str, Any]:
+    return {r["target"]: r[key] for r in rows if all(r.get(k) == v for k, v in match.items())}
+
+
+def checks(results: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Issue 33's targets against the rows (a line each; only those the run can check)."""
+    out = []
+    cpu = _by(results.get("cpu", []), "cpu_us_per_token")
+    if "gateway" in cpu and "nginx" in cpu:
+        ratio = cpu["gateway"] / cpu["nginx"]
+        verdict = "met" if ratio <= CPU_RATIO_MAX else "MISSED"
+        out.append(f"CPU per token: gateway {cpu['gateway']} us, nginx {cpu['nginx']} us: "
+                   f"{ratio:.2f}x (target <= {CPU_RATIO_MAX}x): {verdict}")  # fmt: skip
+    ttft = _by(results.get("ttft", []), "p50_ratio", concurrency=64)
+    if "gateway" in ttft:
+        ok = ttft["gateway"] <= TTFT_RATIO_MAX and ttft["gateway"] <= ttft.get("nginx", 99)
+        nginx = f", nginx {ttft['nginx']}x" if "nginx" in ttft else ""
+        verdict = "met" if ok else "MISSED"
+        out.append(f"TTFT p50 at c=64 vs direct: gateway {ttft['gateway']}x{nginx} (target "
+                   f"<= {TTFT_RATIO_MAX}x and <= nginx's): {verdict}")  # fmt: skip
+    rps = _by(results.get("capacity", []), "max_rps")
+    if "gateway" in rps and "vllm-router" in rps:
+        ok = rps["gateway"] >= rps["vllm-router"]
+        out.append(f"max req/s: gateway {rps['gateway']}, vllm-router {rps['vllm-router']} "
+                   f"(target >=): {'met' if ok else 'MISSED'}")  # fmt: skip
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m loadtests.overhead", description=__doc__)
-    parser.add_argument("--levels", default="1,16,64")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--round-s", type=float, default=4.0)
-    parser.add_argument("--port", type=int, default=9750)
-    parser.add_argument("--ttft-ms", type=float, default=20.0)
-    parser.add_argument("--tokens", type=int, default=20)
-    parser.add_argument("--itl-ms", type=float, default=5.0)
-    parser.add_argument("--capacity-c", type=int, default=64, help="concurrency for max req/s")
-    parser.add_argument("--json", help="also write the rows to this JSON file")
-    parser.add_argument("--redis-url", help="cluster admission through this Redis")
-    args = parser.parse_args(argv)
-    levels = [int(x) for x in args.levels.split(",")]
-    with _processes(args) as (direct, gateway):
-        rows = [uvloop.run(_level(direct, gateway, c, args.rounds, args.round_s)) for c in levels]
-        flat = uvloop.run(
-            _level(direct, gateway, args.capacity_c, args.rounds, args.round_s, flat_payload())
-        )
-    print(_table(rows))
-    print(
-        f"\nmax requests/s (zero-delay upstream, c={args.capacity_c}): "
-        f"direct {flat['direct_rps']}, gateway {flat['gateway_rps']}"
-    )
-    rows.append({"capacity": True, **flat})
+    args = _parser().parse_args(argv)
+    peers = [p for p in args.peers.split(",") if p]
+    unknown = set(peers) - set(PEERS)
+    if unknown:
+        sys.exit(f"unknown peers: {sorted(unknown)}; choose from {PEERS}")
+    skip = {s for s in args.skip.split(",") if s}
+    binaries, peers = _binaries(peers, args.no_install)
+    policy = gateway_policy(f"http://127.0.0.1:{args.port}")
+    if args.redis_url:
+        policy += f"cluster: {{enabled: true, redis_url: '{args.redis_url}'}}\n"
+    load_before = os.getloadavg()
+    failures: dict[str, str] = {}
+    results: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        names = ["direct", "gateway", *peers]
+        with targets_up(names, args.port, policy, Path(tmp), binaries, failures) as targets:
+            if "cpu" not in skip:
+                payload = stream_payload(args.cpu_tokens, args.cpu_itl_ms)
+                results["cpu"] = cpu_rows(targets, args.cpu_rounds, args.cpu_streams,
+                                          args.cpu_waves, payload)  # fmt: skip
+            if "ttft" not in skip:
+                levels = [int(x) for x in args.levels.split(",")]
+                results["ttft"] = ttft_rows(targets, levels, args.rounds, args.round_s)
+            if "capacity" not in skip:
+                results["capacity"] = capacity_rows(targets, args.capacity_c, args.rounds,
+                                                    args.round_s)  # fmt: skip
+    load_after = os.getloadavg()
+    for name, why in failures.items():
+        print(f"{name} did not start: {why}")
+    if "cpu" in results:
+        print(f"CPU per streamed token ({args.cpu_streams} streams of {args.cpu_tokens} tokens "
+              f"{args.cpu_itl_ms:g} ms apart):\n{_cpu_table(results['cpu'])}\n")  # fmt: skip
+    if "ttft" in results:
+        print(f"TTFT (closed-loop streams):\n{_ttft_table(results['ttft'])}\n")
+    if "capacity" in results:
+        line = ", ".join(f"{r['target']} {r['max_rps']} ({r['errors']} errors)"
+                         for r in results["capacity"])  # fmt: skip
+        print(f"max requests/s (zero-delay upstream, c={args.capacity_c}): {line}\n")
+    for line in checks(results):
+        print(line)
+    print(f"load average (1/5/15 min) before {load_before[0]:.2f}/{load_before[1]:.2f}/"
+          f"{load_before[2]:.2f}, after {load_after[0]:.2f}/{load_after[1]:.2f}/"
+          f"{load_after[2]:.2f}")  # fmt: skip
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2))
+        Path(args.json).write_text(json.dumps({**results, "failures": failures}, indent=2))
     return 0

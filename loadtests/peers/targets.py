@@ -16,6 +16,7 @@ Parameters: ``port`` (the target's own), ``root`` (a per-run folder for configs 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
@@ -151,6 +152,15 @@ def plan_launch(
 @contextmanager
 def launched(launch: Launch, log: Path, timeout_s: float = 90.0) -> Iterator[Launch]:
     """Write the launch's files and run it until the block ends (``direct``: nothing)."""
+    with launched_process(launch, log, timeout_s):
+        yield launch
+
+
+@contextmanager
+def launched_process(
+    launch: Launch, log: Path, timeout_s: float = 90.0
+) -> Iterator[subprocess.Popen[bytes] | None]:
+    """``launched``, yielding the process (None for ``direct``): for its pid."""
     for path, text in launch.files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -162,8 +172,8 @@ def launched(launch: Launch, log: Path, timeout_s: float = 90.0) -> Iterator[Lau
         else nullcontext(None)
     )
     try:
-        with proc:
-            yield launch
+        with proc as process:
+            yield process
     except Exception:
         _show_log(log)
         raise

@@ -1,0 +1,125 @@
+"""One streamed exchange relayed to its client: the relay loop.
+
+The loop, once per upstream chunk: check the exchange's total deadline, read the chunk
+(whatever arrived since the last read, as one), hand it to the per-event work
+(``events.EventRelay``: re-framing, usage, the first token, capture), write what that
+returned in one write. Nothing else runs per chunk: silences are bounded by one
+``StallTimer`` per exchange (``first_token_s`` until the first token, ``idle_s`` after it,
+never past ``total_s``), which interrupts a read that waits too long, instead of a timeout set
+and cancelled around every read. How the exchange ends is decided once, in ``pump``'s
+``finally``: the upstream connection closed at once unless the body was read to its end (so
+the backend stops generating when the client leaves or a timeout strikes), the usage counted,
+the lease finished (the single ``on_complete``).
+
+Parameters: the lease (request, plan, backend), the opened upstream response, the pool's
+timeouts, the clock, the per-event work and the cache's capture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from gateway.cache.store.capture import AnswerCapture
+from gateway.errors import GatewayError, GatewayTimeout
+from gateway.openai.streaming import Write
+from gateway.path.exchange.events import EventRelay
+from gateway.path.exchange.lease import Lease, Outcome, Phase
+from gateway.schema import Timeouts
+from gateway.upstream import UpstreamIOError, UpstreamResponse
+from gateway.upstream import failures as upstream_errors
+from gateway.upstream.stall_timer import StallTimer
+
+
+class StreamRelay:
+    """An ``EventSource`` (``openai/streaming.py``) over one opened upstream exchange."""
+
+    def __init__(
+        self,
+        lease: Lease,
+        response: UpstreamResponse,
+        timeouts: Timeouts,
+        clock: Callable[[], float],
+        events: EventRelay,
+        capture: AnswerCapture | None,
+    ) -> None:
+        self._lease = lease
+        self._response = response
+        self._timeouts = timeouts
+        self._clock = clock
+        self._events = events
+        self._capture = capture
+        self._deadline = lease.ctx.arrival + timeouts.total_s
+        self._started = False
+
+    async def pump(self, write: Write) -> bytes:
+        self._started = True
+        lease, events, clock, read = (
+            self._lease,
+            self._events,
+            self._clock,
+            self._response.next_chunk,
+        )
+        budget, deadline = self._timeouts.first_token_s, self._deadline
+        outcome = Outcome(200)
+        error: GatewayError | None = None
+        stall = StallTimer(clock, deadline, self._stalled)
+        try:
+            stall.start(clock(), budget)
+            while not events.done:
+                now = clock()
+                if now >= deadline:
+                    raise GatewayTimeout(
+                        "The request exceeded its total time limit.", code="total_timeout"
+                    )
+                stall.progress(now, budget)
+                out = events.feed(await read())
+                if out:
+                    if outcome.first_token_at is None and events.token_seen:
+                        outcome.first_token_at = clock()
+                        lease.first_token()
+                        budget = self._timeouts.idle_s
+                    await write(out)
+            error = events.error
+            if error is None:
+                stall.progress(clock(), self._timeouts.idle_s)
+                # Reading to the end lets the connection go back to the pool.
+                while await read() is not None:
+                    pass
+                if self._capture is not None:
+                    self._capture.finish()
+        except (UpstreamIOError, TimeoutError) as exc:
+            error = upstream_errors.from_exception(exc, lease.backend.name)
+        except GatewayError as exc:
+            error = exc
+        except asyncio.CancelledError:
+            phase = Phase.FIRST_TOKEN if outcome.first_token_at is None else Phase.STREAMING
+            outcome = Outcome.client_gone(phase)
+            raise
+        finally:
+            stall.cancel()
+            self._response.close()
+            # Servers send one token per event unless asked for usage; usage is exact.
+            if events.usage is not None:
+                outcome.input_tokens, outcome.output_tokens = events.usage
+            else:
+                outcome.output_tokens = events.token_events
+            if error is not None:
+                outcome.status = error.http_status()
+                outcome.error_kind = error.code or type(error).__name__
+            lease.finish(outcome)
+        return events.ending(None if error is None else error.body())
+
+    def _stalled(self) -> bool:
+        return self._response.interrupt(TimeoutError())
+
+    def goodbye(self, error: dict[str, Any]) -> bytes:
+        return self._events.ending(error)
+
+    def abandon(self) -> None:
+        """Never pumped (the response was not sent): close the exchange as a client gone."""
+        if not self._started:
+            self._started = True
+            self._response.close()
+            self._lease.finish(Outcome.client_gone(Phase.FIRST_TOKEN))
