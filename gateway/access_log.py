@@ -15,16 +15,16 @@ has the fields it got that far, the others null.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import IO, Any
 
 import orjson
 
 ACCESS_LOGGER = "gateway.access"
-BATCH = 512  # lines per write at most
+BATCH = 512  # lines that wake the writer before its next flush
 
 
 class AccessLog:
@@ -52,61 +52,61 @@ class BackgroundWriter(logging.Handler):
     """Writes a logger's lines to a stream from a daemon thread of its own.
 
     Why: a write to a pipe or terminal that nobody drains blocks, and a blocking write on the
-    event loop stalls every request. ``emit`` (on the loop) only enqueues; when the writer
-    falls behind by ``max_queued`` lines, lines are dropped (and counted) rather than waited
-    for. ``stop`` flushes for at most ``timeout_s``: a stalled stream cannot hold up exit.
-    ``close`` leaves the thread running: ``logging.config.dictConfig`` (uvicorn's start-up)
-    closes every existing handler, and this one must outlive that.
+    event loop stalls every request. ``emit`` (on the loop) only appends the line to a queue;
+    the thread wakes every ``flush_s`` (or as soon as ``BATCH`` lines wait) and writes every
+    line queued since, in one write and one flush. So the loop never wakes the thread per line
+    (a lock, a signal and a contest for the GIL each time), and a busy gateway pays one
+    thread wake-up per batch. When ``max_queued`` lines wait, lines are dropped (and counted)
+    rather than waited for. ``stop`` flushes for at most ``timeout_s``: a stalled stream
+    cannot hold up exit. ``close`` leaves the thread running: ``logging.config.dictConfig``
+    (uvicorn's start-up) closes every existing handler, and this one must outlive that.
     """
 
-    def __init__(self, stream: IO[str], max_queued: int = 10_000) -> None:
+    def __init__(self, stream: IO[str], max_queued: int = 10_000, flush_s: float = 0.05) -> None:
         super().__init__()
         self._stream = stream
-        self._lines: queue.Queue[str | None] = queue.Queue(max_queued)
+        self._max_queued = max_queued
+        self._flush_s = flush_s
+        self._lines: deque[str] = deque()  # append and popleft are safe across threads
+        self._wake = threading.Event()
+        self._stopping = False
         self.dropped = 0
         self._thread = threading.Thread(target=self._run, name="access-log", daemon=True)
         self._thread.start()
 
     def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self._lines.put_nowait(record.getMessage() + "\n")
-        except queue.Full:
+        lines = self._lines
+        if len(lines) >= self._max_queued:
             self.dropped += 1
+            return
+        lines.append(record.getMessage() + "\n")
+        if len(lines) == BATCH:
+            self._wake.set()
 
     def stop(self, timeout_s: float = 2.0) -> None:
-        try:
-            self._lines.put(None, timeout=timeout_s)
-        except queue.Full:
-            return  # the writer is stuck on its stream: nothing more can be flushed
-        self._thread.join(timeout_s)
+        self._stopping = True
+        self._wake.set()
+        self._thread.join(timeout_s)  # a writer stuck on its stream is left behind
 
     def _run(self) -> None:
-        stopped = False
-        while not stopped:
-            batch, stopped = self._take()
-            try:
-                # One write and one flush for every line queued since the last: under load
-                # the thread wakes once per batch, not once per line, and holds the GIL
-                # (which the event loop needs) for less time.
-                self._stream.write("".join(batch))
-                self._stream.flush()
-            except (OSError, ValueError):
-                return  # the stream is gone (closed pipe): nothing left to write to
+        while True:
+            self._wake.wait(self._flush_s)
+            self._wake.clear()
+            stopping = self._stopping  # read before taking: lines queued before stop go out
+            batch = self._take()
+            if batch:
+                try:
+                    self._stream.write("".join(batch))
+                    self._stream.flush()
+                except (OSError, ValueError):
+                    return  # the stream is gone (closed pipe): nothing left to write to
+            if stopping and not self._lines:
+                return
 
-    def _take(self) -> tuple[list[str], bool]:
-        """The next line and the lines queued behind it (at most ``BATCH``), and whether
-        ``stop`` was among them (the lines before it are still written)."""
-        batch: list[str] = []
-        line = self._lines.get()
-        while line is not None:
-            batch.append(line)
-            if len(batch) >= BATCH:
-                return batch, False
-            try:
-                line = self._lines.get_nowait()
-            except queue.Empty:
-                return batch, False
-        return batch, True
+    def _take(self) -> list[str]:
+        """Every line queued now (lines appended meanwhile wait for the next batch)."""
+        lines = self._lines
+        return [lines.popleft() for _ in range(len(lines))]
 
 
 def write_in_background(logger: logging.Logger, stream: IO[str]) -> BackgroundWriter:

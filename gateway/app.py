@@ -8,11 +8,13 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
+from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from gateway import cluster
@@ -20,10 +22,9 @@ from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
 from gateway.dashboard.snapshot import snapshot
 from gateway.edge.error_render import error_response, internal_error, not_found
-from gateway.edge.routes import routes
+from gateway.edge.routes import Handler, hot_routes, routes
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
-from gateway.openai.streaming import RAW_SEND
 from gateway.path.relay import Proxy
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder
@@ -64,6 +65,7 @@ def build_app(
             await gateway.rate_limits.aclose()
 
     app = GatewayApp(
+        hot=hot_routes(),
         routes=routes(),
         lifespan=lifespan,
         exception_handlers={
@@ -78,13 +80,34 @@ def build_app(
 
 
 class GatewayApp(Starlette):
-    """The Starlette app, which also keeps the server's own ``send`` in each request's scope:
-    a stream's body chunks go to it directly (``openai/streaming.py``), not through the
-    exception middlewares' wrappers."""
+    """The Starlette app, with the OpenAI endpoints (``edge/routes.hot_routes``: POST to an
+    exact path) served straight from the ASGI call: no router scan, no exception middlewares
+    wrapping every ``send`` of a stream. Their errors are rendered as Starlette's handlers
+    would (a ``GatewayError`` as itself, anything else as a logged 500, raised on for the
+    server to log too); everything else goes through Starlette."""
+
+    def __init__(self, *, hot: Mapping[str, Handler], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._hot = dict(hot)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        scope[RAW_SEND] = send
+        if scope["type"] == "http" and scope["method"] == "POST":
+            handler = self._hot.get(scope["path"])
+            if handler is not None:
+                scope["app"] = self
+                await self._serve(handler, Request(scope, receive, send), send)
+                return
         await super().__call__(scope, receive, send)
+
+    async def _serve(self, handler: Handler, request: Request, send: Send) -> None:
+        try:
+            response = await handler(request)
+        except GatewayError as exc:
+            response = await error_response(request, exc)
+        except Exception as exc:
+            await (await internal_error(request, exc))(request.scope, request.receive, send)
+            raise
+        await response(request.scope, request.receive, send)
 
 
 @contextlib.asynccontextmanager

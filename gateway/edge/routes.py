@@ -31,8 +31,16 @@ from gateway.path.run import serve
 from gateway.runtime.parts import Gateway
 from gateway.security.tenants import visible_models
 
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def hot_routes() -> dict[str, Handler]:
+    """The OpenAI endpoints (POST), by exact path: the app serves them without the router."""
+    return {path: _handler(endpoint) for path, endpoint in _ENDPOINTS}
+
 
 def routes() -> list[BaseRoute]:
+    """Every route (the hot ones too: HEAD or GET on them is a 405 from the router)."""
     return [
         *(Route(path, _handler(endpoint), methods=["POST"]) for path, endpoint in _ENDPOINTS),
         Route("/v1/models", list_models, methods=["GET"]),
@@ -64,7 +72,7 @@ _ENDPOINTS: tuple[tuple[str, Endpoint], ...] = (
 )
 
 
-def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+def _handler(endpoint: Endpoint) -> Handler:
     async def handle(request: Request) -> Response:
         return await _generate(request, endpoint)
 

@@ -5,10 +5,8 @@ single ``DisconnectWatch`` already cancels this task when the client leaves. The
 from an ``EventSource`` that writes as it reads (one loop, no generator between the two), and
 its last bytes leave with the end of the body, in one write.
 
-Body chunks go to the server's own ``send`` when the app put it in the scope (``RAW_SEND``):
-Starlette's exception middlewares wrap ``send`` only to learn that the response started,
-which the start message (sent through them) tells them; each chunk then costs one call, not
-three wrappers deep.
+The app serves the endpoints that stream without Starlette's middlewares (``gateway/app.py``),
+so ``send`` here is the server's own: each chunk costs one call, not three wrappers deep.
 """
 
 from __future__ import annotations
@@ -24,9 +22,6 @@ from starlette.types import Receive, Scope, Send
 from gateway.errors import ServiceUnavailable
 from gateway.openai import sse
 from gateway.openai.disconnect import DisconnectWatch
-
-# The scope key under which the app keeps the server's ``send`` (``gateway/app.py``).
-RAW_SEND = "gateway.raw_send"
 
 _SHUTTING_DOWN = ServiceUnavailable(
     "The gateway is shutting down; retry the request.", code="shutting_down"
@@ -64,20 +59,18 @@ class EventStreamResponse(Response):
         self.init_headers({**headers, "cache-control": "no-cache", "x-accel-buffering": "no"})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raw: Send = scope.get(RAW_SEND, send)
-
         async def write(chunk: bytes) -> None:
-            await raw({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
             last = await self._source.pump(write)
-            await raw({"type": "http.response.body", "body": last, "more_body": False})
+            await send({"type": "http.response.body", "body": last, "more_body": False})
         except asyncio.CancelledError:
             if not self._watch.absorb():
                 # Cancelled by the server itself (shutdown past its drain time): end the
                 # stream properly so the client sees why, then keep cancelling.
-                await self._say_goodbye(raw)
+                await self._say_goodbye(send)
                 raise
         finally:
             self._watch.stop()

@@ -3,34 +3,26 @@
 Algorithm: in the planned pool, then in each pool of its ``fallback`` list whose context
 window the request fits (``context.fits_pool``: a backend would refuse it), up to
 ``retry.attempts`` attempts, each on a replica this request has not tried yet, with
-exponential backoff and jitter between them (tenacity). Only retryable failures move on: a
+exponential backoff and jitter between them (``backoff_s``). Only retryable failures move on: a
 refused connection, a backend's 429/500/502/503/504, a connection reset or closed after the
 request was sent and before the response head (``upstream/failures.py``), no eligible replica.
+The first attempt goes straight out; the retry loop costs nothing until an attempt fails.
 Every retry and every move to a fallback pool spends from the shared retry budget, so
 retries cannot amplify an overload; when the budget is spent, the last error is the answer.
 All of this happens before the backend's 200 head, so nothing the client has seen is ever
 retried.
 
 Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s) and
-``fallback``; policy ``retry_budget``; ``sleep`` (injectable, for tests).
+``fallback``; policy ``retry_budget``; ``sleep`` and ``rng`` (the jitter's; injectable).
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
-
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_any,
-    wait_exponential_jitter,
-)
-from tenacity.stop import stop_base
 
 from gateway.admission.permit import Permit
 from gateway.admission.retry_after import retry_after_s
@@ -44,6 +36,7 @@ from gateway.path.report import Reporter
 from gateway.retry_budget import RetryBudget
 from gateway.scheduling.picker import NoBackend
 from gateway.scheduling.scheduler import Choice, RouteFacts, Scheduler
+from gateway.schema import Retry
 from gateway.upstream import UpstreamResponse
 
 # Codes for "no replica to try in this pool": a reason to fall back, not to retry here.
@@ -102,6 +95,7 @@ class Dispatcher:
         clock: Callable[[], float],
         report: Reporter,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
     ) -> None:
         self._backends = backends
         self._scheduler = scheduler
@@ -111,6 +105,7 @@ class Dispatcher:
         self._clock = clock
         self._report = report
         self._sleep = sleep
+        self._rng = rng or random.Random()
 
     async def open(self, ctx: RequestContext, plan: Plan, permit: Permit | None = None) -> Opened:
         """The first replica (or pool) that answers 200; ``permit`` is released by the last
@@ -148,22 +143,20 @@ class Dispatcher:
     async def _in_pool(self, run: _Run, plan: Plan) -> tuple[Lease, UpstreamResponse]:
         retry = plan.pool.settings.retry
         run.exhausted = False
-        retrying = AsyncRetrying(
-            stop=stop_any(
-                stop_after_attempt(retry.attempts),
-                _OutOfBudget(lambda reason: self._spend(plan.pool.name, reason)),
-            ),
-            wait=wait_exponential_jitter(
-                multiplier=retry.backoff_initial_s, max=retry.backoff_max_s, jitter=retry.jitter_s
-            ),
-            retry=retry_if_exception(lambda exc: not run.exhausted and _worth_another_replica(exc)),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
+        attempt = 1
+        while True:
+            try:
                 return await self._attempt(run, plan)
-        raise AssertionError("tenacity ends with a result or an exception")  # pragma: no cover
+            except GatewayError as exc:
+                if (
+                    run.exhausted
+                    or not _worth_another_replica(exc)
+                    or attempt >= retry.attempts
+                    or not self._spend(plan.pool.name, exc.code or "error")
+                ):
+                    raise
+            await self._sleep(backoff_s(retry, attempt, self._rng))
+            attempt += 1
 
     async def _attempt(self, run: _Run, plan: Plan) -> tuple[Lease, UpstreamResponse]:
         ctx = run.ctx
@@ -230,17 +223,11 @@ class Dispatcher:
             error.headers.setdefault("x-gateway-backend", backend)
 
 
-class _OutOfBudget(stop_base):
-    """Stops when the retry budget refuses; asked only once the attempts allow a retry."""
-
-    def __init__(self, spend: Callable[[str], bool]) -> None:
-        self._spend = spend
-
-    def __call__(self, retry_state: RetryCallState) -> bool:
-        outcome = retry_state.outcome
-        failure = outcome.exception() if outcome is not None else None
-        reason = failure.code if isinstance(failure, GatewayError) and failure.code else "error"
-        return not self._spend(reason)
+def backoff_s(retry: Retry, failed: int, rng: random.Random) -> float:
+    """The wait after the ``failed``-th attempt: ``backoff_initial_s * 2**(failed - 1)`` plus a
+    uniform jitter in [0, ``jitter_s``], at most ``backoff_max_s``."""
+    wait: float = retry.backoff_initial_s * 2.0 ** (failed - 1) + rng.uniform(0, retry.jitter_s)
+    return max(0.0, min(wait, retry.backoff_max_s))
 
 
 def overhead_s(now: float, ctx: RequestContext, queued_s: float) -> float:
