@@ -39,9 +39,14 @@ class AccessLog:
         self.enabled = enabled
 
     def write(self, fields: dict[str, Any]) -> None:
-        if self.enabled and self._logger.isEnabledFor(logging.INFO):
-            line = {"ts": round(self._wall(), 3), **fields}
-            self._logger.info(orjson.dumps(line).decode())
+        logger = self._logger
+        if self.enabled and logger.isEnabledFor(logging.INFO):
+            line = orjson.dumps({"ts": round(self._wall(), 3), **fields}).decode()
+            writer = sole_writer(logger)
+            if writer is not None:
+                writer.line(line)  # what logging would do, without a LogRecord per line
+            else:
+                logger.info(line)
 
 
 def ms(seconds: float | None) -> float | None:
@@ -75,11 +80,15 @@ class BackgroundWriter(logging.Handler):
         self._thread.start()
 
     def emit(self, record: logging.LogRecord) -> None:
+        self.line(record.getMessage())
+
+    def line(self, text: str) -> None:
+        """Queue one line (``emit`` without a log record)."""
         lines = self._lines
         if len(lines) >= self._max_queued:
             self.dropped += 1
             return
-        lines.append(record.getMessage() + "\n")
+        lines.append(text + "\n")
         if len(lines) == BATCH:
             self._wake.set()
 
@@ -107,6 +116,19 @@ class BackgroundWriter(logging.Handler):
         """Every line queued now (lines appended meanwhile wait for the next batch)."""
         lines = self._lines
         return [lines.popleft() for _ in range(len(lines))]
+
+
+def sole_writer(logger: logging.Logger) -> BackgroundWriter | None:
+    """The logger's only destination when it is a ``BackgroundWriter`` with nothing that
+    could change a line on the way (no filter on the logger or the writer, the writer's level
+    open, no propagation); None otherwise."""
+    handlers = logger.handlers
+    if len(handlers) != 1 or logger.propagate or logger.filters:
+        return None
+    writer = handlers[0]
+    if type(writer) is not BackgroundWriter or writer.filters or writer.level > logging.INFO:
+        return None
+    return writer
 
 
 def write_in_background(logger: logging.Logger, stream: IO[str]) -> BackgroundWriter:

@@ -61,6 +61,16 @@ class TtftFeatures:
     decoding: float
     engine_waiting: float = 0.0
 
+    def fields(self) -> dict[str, float]:
+        """By name (``dataclasses.asdict`` without its recursion and copies)."""
+        return {
+            "uncached_tokens": self.uncached_tokens,
+            "pending_tokens": self.pending_tokens,
+            "pending": self.pending,
+            "decoding": self.decoding,
+            "engine_waiting": self.engine_waiting,
+        }
+
     def vector(self) -> np.ndarray:
         return np.array(
             [

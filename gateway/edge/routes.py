@@ -4,7 +4,7 @@ stages; refusals render here (``edge/error_render.py``)."""
 from __future__ import annotations
 
 import asyncio
-import uuid
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -83,7 +83,7 @@ def _handler(endpoint: Endpoint) -> Handler:
 async def _generate(request: Request, endpoint: Endpoint) -> Response:
     gateway = gateway_of(request)
     arrival = gateway.clock()
-    request_id = uuid.uuid4().hex
+    request_id = os.urandom(16).hex()  # 128 random bits, as a uuid4 has (less its cost)
     # The cache stage says otherwise once it has looked.
     headers = {"x-gateway-request-id": request_id, "x-gateway-cache": "bypass"}
     policy = gateway.policy

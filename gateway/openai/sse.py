@@ -27,6 +27,8 @@ class LineSplitter:
         if self._pending:
             chunk = self._pending + chunk
         *lines, self._pending = chunk.split(b"\n")
+        if b"\r" not in chunk:
+            return lines
         return [line.removesuffix(b"\r") for line in lines]
 
     def flush(self) -> list[bytes]:

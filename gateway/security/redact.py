@@ -123,6 +123,11 @@ class Redactor:
     def __hash__(self) -> int:
         return hash(self._secrets)
 
+    @property
+    def redacts_content(self) -> bool:
+        """Whether ``content`` can change anything (the policy has secrets)."""
+        return bool(self._raw)
+
     def content(self, raw: bytes) -> bytes:
         """``raw`` (an answer, JSON) without any configured secret value."""
         for form in self._raw:

@@ -31,6 +31,7 @@ class EventRelay:
         self._public = lease.ctx.request.model
         self._backend = lease.backend.name
         self._redactor = lease.ctx.policy.redactor
+        self._secrets = self._redactor.redacts_content
         self._capture = capture
         self._endpoint = lease.ctx.request.endpoint
         self._typed = wire.typed_events(self._endpoint)
@@ -58,6 +59,8 @@ class EventRelay:
     def _frames(self, lines: list[bytes]) -> bytes:
         out: list[bytes] = []
         for line in lines:
+            if not line:
+                continue  # the blank line that ends each event
             if self._typed and line.startswith(_EVENT):
                 self._event = line[len(_EVENT) :].strip()
                 continue
@@ -71,31 +74,47 @@ class EventRelay:
             if frame is None:
                 break
             out.append(frame)
-        return b"".join(out)
+        return out[0] if len(out) == 1 else b"".join(out)
 
     def _frame(self, payload: bytes) -> bytes | None:
-        data = json_object(self._redactor.content(payload))
-        if data is None:
+        try:
+            data = orjson.loads(self._redactor.content(payload) if self._secrets else payload)
+        except orjson.JSONDecodeError:
+            data = None
+        if type(data) is not dict:
             self._fail("an event is not JSON")
             return None
         if upstream_errors.is_error_event(data):  # rebuilt, never relayed as sent
             self.done = True
             self.error = upstream_errors.from_event(data, self._backend, self._redactor)
             return None
+        if self._typed:
+            return self._typed_frame(data)
+        if "model" in data:  # ``endpoints.show_public_model`` for chunks
+            data["model"] = self._public
+        self._note(data)
+        return b"data: " + orjson.dumps(data) + b"\n\n"
+
+    def _typed_frame(self, data: dict[str, Any]) -> bytes:
         wire.show_public_model(data, self._public)
+        self._note(data)
+        if wire.is_terminal(data):
+            self.ended_well = True
+        name, self._event = self._event, None
+        return wire.frame(orjson.dumps(data), name)
+
+    def _note(self, data: dict[str, Any]) -> None:
+        """What an event says of the exchange: a token, usage; the capture sees it."""
         if wire.carries_token(data):
             self.token_seen = True
             self.token_events += 1
-        prompt, completion = wire.usage(data)
-        if completion is not None:
-            self.usage = (prompt, completion)
-        if wire.is_terminal(data):
-            self.ended_well = True
+        if "usage" in data or "response" in data:
+            prompt, completion = wire.usage(data)
+            if completion is not None:
+                self.usage = (prompt, completion)
         if self._capture is not None:
             self._capture.event(data)
-        name, self._event = self._event, None
         self.events += 1
-        return wire.frame(orjson.dumps(data), name if self._typed else None)
 
     def ending(self, error: dict[str, Any] | None) -> bytes:
         """The stream's last bytes: ``error`` (an error body) as an event, then ``data:

@@ -10,7 +10,7 @@ not as a finished client request.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -195,7 +195,7 @@ class Lease:
             "ttft_ms": ms(None if first is None else first - ctx.arrival),
             # The TTFT predictor's view of this dispatch (backends/ttft.py): what it was given,
             # predicted, and saw (from dispatch, queue excluded).
-            "ttft_inputs": asdict(self._features),
+            "ttft_inputs": self._features.fields(),
             "ttft_predicted_ms": ms(self._predicted),
             "ttft_backend_ms": ms(self._observed),
             "tokens_in": outcome.input_tokens,

@@ -6,7 +6,9 @@ import io
 import logging
 import threading
 
-from gateway.access_log import BackgroundWriter, write_in_background
+import pytest
+
+from gateway.access_log import AccessLog, BackgroundWriter, sole_writer, write_in_background
 
 
 class StuckStream(io.StringIO):
@@ -92,3 +94,52 @@ def test_lines_queued_behind_a_slow_write_go_out_in_one_write() -> None:
     writer.stop()
     assert stream.getvalue().splitlines() == ["first", *(str(i) for i in range(20))]
     assert stream.writes == 2
+
+
+def _logger(name: str, change: str) -> tuple[logging.Logger, BackgroundWriter]:
+    logger = logging.getLogger(f"test.access.sole.{name}")
+    writer = write_in_background(logger, io.StringIO())
+    if change == "filter on the logger":
+        logger.addFilter(lambda record: True)
+    elif change == "filter on the writer":
+        writer.addFilter(lambda record: True)
+    elif change == "another handler":
+        logger.addHandler(logging.NullHandler())
+    elif change == "propagates":
+        logger.propagate = True
+    elif change == "writer level above info":
+        writer.setLevel(logging.WARNING)
+    return logger, writer
+
+
+@pytest.mark.parametrize(
+    ("change", "sole"),
+    [
+        ("none", True),
+        ("filter on the logger", False),
+        ("filter on the writer", False),
+        ("another handler", False),
+        ("propagates", False),
+        ("writer level above info", False),
+    ],
+)
+def test_the_access_log_skips_logging_only_when_nothing_could_differ(
+    change: str, sole: bool
+) -> None:
+    logger, writer = _logger(change.replace(" ", "_"), change)
+    try:
+        assert (sole_writer(logger) is writer) is sole
+    finally:
+        writer.stop()
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+
+
+def test_access_lines_through_the_sole_writer_reach_its_stream() -> None:
+    stream = io.StringIO()
+    logger = logging.getLogger("test.access.direct")
+    writer = write_in_background(logger, stream)
+    AccessLog(logger, wall=lambda: 1.0).write({"id": "x"})
+    writer.stop()
+    logger.removeHandler(writer)
+    assert stream.getvalue() == '{"ts":1.0,"id":"x"}\n'
