@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from gateway import cluster
+from gateway.backends.discovery import Discovery, Resolver
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
 from gateway.dashboard.snapshot import snapshot
@@ -41,10 +42,15 @@ def build_app(
     clock: Callable[[], float] = time.perf_counter,
     registry: CollectorRegistry | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    resolver: Resolver | None = None,
 ) -> Starlette:
+    """``resolver``: how DNS names of discovering backends are resolved (default: the
+    system's)."""
     metrics = GatewayMetrics(registry if registry is not None else CollectorRegistry())
     path = Path(policy_path) if policy_path is not None else None
     gateway = Gateway.create(policy, path=path, metrics=metrics, clock=clock)
+    if resolver is not None:
+        gateway.discovery = Discovery(resolver)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -119,9 +125,17 @@ async def _background(gateway: Gateway, upstream: ConnectionPool) -> AsyncIterat
         gateway.pool_states,
         gateway.on_health_change,
     )
+    # Replicas behind DNS names first: the first probes and requests find them.
+    found = await gateway.discovery.refresh(gateway.policy, all_due=True)
+    if found is not None:
+        await gateway.holder.rediscover(found)
     await checker.probe_all()
     loads = LoadWatcher(upstream, lambda: gateway.policy, gateway.pool_states)
+    discover = gateway.discovery.run(
+        lambda: gateway.policy, gateway.holder.rediscover, checker.probe_all
+    )
     tasks = [
+        asyncio.create_task(discover, name="discovery"),
         asyncio.create_task(checker.run(), name="health-checker"),
         asyncio.create_task(loads.run(), name="load-watcher"),
         asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),

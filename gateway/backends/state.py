@@ -1,7 +1,10 @@
 """Live state of each backend replica, kept across policy reloads.
 
 A backend keeps its state (in-flight count, health, circuit breaker) through a reload as long
-as its name and URL are unchanged; anything else is a new backend and starts fresh. A changed
+as its name and URL are unchanged; anything else is a new backend and starts fresh: a listed
+one as routable before its first probe, a discovered one (``discover``) as unhealthy until a
+probe passes. A backend the new policy no longer has is dropped here; requests in flight on
+it keep its state through their lease and finish. A changed
 breaker setting gives the backend a fresh breaker.
 """
 
@@ -159,7 +162,10 @@ class BackendRegistry:
                     old.breaker = CircuitBreaker(settings, self._clock)
                 fresh[spec.name] = old
             else:
-                fresh[spec.name] = BackendState(spec, breaker=CircuitBreaker(settings, self._clock))
+                # A discovered replica gets traffic once a probe passed; a listed one at once.
+                health = Health.UNHEALTHY if spec.discovered else Health.UNKNOWN
+                breaker = CircuitBreaker(settings, self._clock)
+                fresh[spec.name] = BackendState(spec, health=health, breaker=breaker)
         self._states = fresh
 
     def now(self) -> float:

@@ -24,7 +24,7 @@ def backend_origins(
     contexts: dict[TlsSettings, ssl.SSLContext] = {}
     origins: dict[str, Origin] = {}
     for i, backend in enumerate(policy.backends):
-        origin = Origin.from_url(backend.url)
+        origin = Origin.from_url(backend.address)
         try:
             origin = _with_proxy(origin, backend, env)
         except ProxyConfigError as exc:

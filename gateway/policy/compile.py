@@ -1,11 +1,13 @@
 """Compile a validated policy: check cross-references and build immutable lookup tables.
 
-Checks: backend names and URLs are unique, every model names a known pool, every declared
-pool has backends, fallback and degrade pools exist, compression has a budget and its summary
-pool exists, tier rules name known pools and models, the routing default pool exists, the
-difficulty model's file loads and the difficulty split's pools are known
-(``difficulty_routing.py``). The result is hashed (SHA-256 of the canonical JSON of the
-validated policy) so the running policy can be identified.
+Backends that discover their replicas (``discover``) are first expanded into the replicas
+found so far (``discovered.py``). Checks: backend names and URLs are unique, every model
+names a known pool, every declared pool has backends, fallback and degrade pools exist,
+compression has a budget and its summary pool exists, tier rules name known pools and
+models, the routing default pool exists, the difficulty model's file loads and the
+difficulty split's pools are known (``difficulty_routing.py``). The result is hashed (SHA-256
+of the canonical JSON of the validated policy, replicas found included) so the running
+policy can be identified.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from gateway.classify.split import DifficultySplit
 from gateway.openai.request import PASS_THROUGH
 from gateway.policy.backend_origins import backend_origins
 from gateway.policy.difficulty_routing import difficulty_routing
+from gateway.policy.discovered import Found, expand
 from gateway.rewrite import (
     ExtraPattern,
     NotePlacement,
@@ -50,6 +53,8 @@ class BackendSpec:
     max_inflight: int
     api_key: UpstreamSecret | None = field(default=None, repr=False)
     extra_routes: frozenset[str] = frozenset()  # vLLM routes it serves (tokenize, ...)
+    # Found by a DNS name (``discover``): no traffic until a health probe passed.
+    discovered: bool = False
     # Where and how to connect (TLS, proxy), shared by requests and probes; parsed from
     # ``url`` alone when not given.
     origin: Origin = field(init=False, repr=False, compare=False)
@@ -105,6 +110,8 @@ class CompiledPolicy:
     admin_keys: KeyRing = field(default_factory=KeyRing.empty)
     # Its secret values (upstream keys, URL passwords), kept out of answers, errors and logs.
     redactor: Redactor = field(default_factory=Redactor)
+    # The replicas found for the backends that discover theirs, as compiled in.
+    found: Found = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def backends(self) -> tuple[BackendSpec, ...]:
@@ -115,10 +122,18 @@ class CompiledPolicy:
 
 
 def compile_policy(
-    policy: Policy, *, source: str = "<policy>", env: Mapping[str, str] | None = None
+    declared: Policy,
+    *,
+    source: str = "<policy>",
+    env: Mapping[str, str] | None = None,
+    found: Found | None = None,
 ) -> CompiledPolicy:
-    """``env`` (default ``os.environ``) holds the upstream keys the backends name."""
+    """``env`` (default ``os.environ``) holds the upstream keys the backends name; ``found``
+    the replicas discovered so far for the entries that discover theirs
+    (``discovered.expand``). The compiled policy's ``source`` is the policy as declared."""
     env = os.environ if env is None else env
+    found = MappingProxyType(dict(found or {}))
+    policy, discovered = expand(declared, found)
     problems = _cross_reference_problems(policy)
     problems += auth_problems(policy)
     secrets = _upstream_secrets(policy, env, problems)
@@ -128,17 +143,18 @@ def compile_policy(
     difficulty = difficulty_routing(policy, default_pool, problems)
     if problems or rewrite is None:
         raise PolicyError(source, problems)
-    pools = _build_pools(policy, secrets, origins)
+    pools = _build_pools(policy, secrets, origins, discovered)
     models = {
         name: ModelRoute(public_name=name, pool=m.pool, auto=m.route == "auto")
         for name, m in policy.models.items()
     }
     return CompiledPolicy(
-        source=policy,
+        source=declared,
+        found=found,
         pools=MappingProxyType(pools),
         models=MappingProxyType(models),
         default_pool=default_pool,
-        digest=policy_digest(policy),
+        digest=policy_digest(policy),  # the expanded one: new replicas, new digest
         classify=_classify_config(policy, difficulty.model),
         auto_split=difficulty.split,
         rewrite=rewrite,
@@ -203,19 +219,23 @@ def policy_digest(policy: Policy) -> str:
 
 
 def _build_pools(
-    policy: Policy, secrets: Mapping[str, UpstreamSecret], origins: Mapping[str, Origin]
+    policy: Policy,
+    secrets: Mapping[str, UpstreamSecret],
+    origins: Mapping[str, Origin],
+    discovered: frozenset[str],
 ) -> dict[str, PoolSpec]:
     members: dict[str, list[BackendSpec]] = {}
     for b in policy.backends:
         spec = BackendSpec(
             b.name,
-            b.url,
+            b.address,
             b.engine,
             b.model,
             b.pool,
             b.max_inflight,
             secrets.get(b.name),
             frozenset(b.extra_routes),
+            discovered=b.name in discovered,
             via=origins[b.name],
         )
         members.setdefault(b.pool, []).append(spec)

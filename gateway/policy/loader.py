@@ -14,6 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from gateway.policy.compile import CompiledPolicy, compile_policy
+from gateway.policy.discovered import Found
 from gateway.schema import Policy
 from gateway.schema.problems import FieldProblem, PolicyError
 
@@ -57,17 +58,20 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
         raise PolicyError(source, _problems(exc)) from exc
 
 
-def load_policy_text(text: str, *, source: str = "<policy>") -> CompiledPolicy:
-    return compile_policy(parse_policy(text, source=source), source=source)
+def load_policy_text(
+    text: str, *, source: str = "<policy>", found: Found | None = None
+) -> CompiledPolicy:
+    """``found``: replicas discovered so far (``discovered.expand``)."""
+    return compile_policy(parse_policy(text, source=source), source=source, found=found)
 
 
-def load_policy_file(path: str | Path) -> CompiledPolicy:
+def load_policy_file(path: str | Path, found: Found | None = None) -> CompiledPolicy:
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(source, [FieldProblem("", f"cannot read: {exc}")]) from exc
-    return load_policy_text(text, source=source)
+    return load_policy_text(text, source=source, found=found)
 
 
 def _problems(exc: ValidationError) -> list[FieldProblem]:

@@ -4,7 +4,8 @@ A reload parses and compiles the file off the event loop. On success the new pol
 the old in one assignment, so a request keeps the policy object it started with; on failure
 the running policy stays and the error is reported (log, metric, return value).
 The file watcher polls the file every ``server.reload_poll_s`` seconds and reloads when its
-(device, inode, mtime, size) changes. The path is followed through symlinks, and the inode
+(device, inode, mtime, size) changes. Replicas discovered by DNS (``rediscover``) are swapped
+in the same way, under the same lock. The path is followed through symlinks, and the inode
 makes a swapped file count as a change even with the same size and time: that is how a
 Kubernetes ConfigMap volume updates (``policy.yaml -> ..data/policy.yaml``, and the ``..data``
 link swapped atomically to a new directory).
@@ -19,7 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.policy.compile import CompiledPolicy
+from gateway.policy.compile import CompiledPolicy, compile_policy
+from gateway.policy.discovered import Found
 from gateway.policy.loader import load_policy_file
 from gateway.schema.problems import PolicyError
 
@@ -59,14 +61,17 @@ class PolicyHolder:
     def path(self) -> Path | None:
         return self._path
 
-    def swap(self, policy: CompiledPolicy) -> ReloadResult:
+    def swap(self, policy: CompiledPolicy, *, reload: bool = True) -> ReloadResult:
+        """Make ``policy`` the running one if it differs; ``reload``: count it as a reload
+        (a change of discovered replicas is not one)."""
         changed = policy.digest != self._policy.digest
         if changed:
             self._on_swap(policy)
             self._policy = policy
             log.info("policy swapped, digest %s", policy.digest[:12])
         result = ReloadResult(ok=True, changed=changed, digest=policy.digest)
-        self._on_result(result)
+        if reload:
+            self._on_result(result)
         return result
 
     async def reload(self) -> ReloadResult:
@@ -77,13 +82,28 @@ class PolicyHolder:
             return result
         async with self._lock:
             try:
-                policy = await asyncio.to_thread(load_policy_file, self._path)
+                # The replicas discovered so far stay: the next resolution updates them.
+                policy = await asyncio.to_thread(load_policy_file, self._path, self._policy.found)
             except PolicyError as exc:
                 log.error("policy reload refused, keeping %s:\n%s", self.digest_short, exc)
                 result = ReloadResult(False, False, self._policy.digest, exc.render())
                 self._on_result(result)
                 return result
             return self.swap(policy)
+
+    async def rediscover(self, found: Found) -> ReloadResult:
+        """The running policy with ``found`` as its discovered replicas (``discovered.py``),
+        compiled off the event loop and swapped in when it differs."""
+        async with self._lock:
+            declared = self._policy.source
+            try:
+                policy = await asyncio.to_thread(compile_policy, declared, found=found)
+            except PolicyError as exc:  # e.g. two entries whose replicas share a URL
+                log.error("discovered replicas refused, keeping %s:\n%s", self.digest_short, exc)
+                result = ReloadResult(False, False, self._policy.digest, exc.render())
+                self._on_result(result)
+                return result
+            return self.swap(policy, reload=False)
 
     @property
     def digest_short(self) -> str:

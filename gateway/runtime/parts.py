@@ -7,9 +7,10 @@ policy holder, backend states, admissions, caches, summaries, the dispatcher and
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -22,6 +23,7 @@ from gateway.admission.decision import PROBE
 from gateway.admission.lease_gate import LeaseGate
 from gateway.admission.queue import Lane, Priority
 from gateway.backends.breaker import BreakerState
+from gateway.backends.discovery import Discovery
 from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.cache.live_cache import CacheHolder
 from gateway.dashboard.history import History
@@ -31,7 +33,7 @@ from gateway.path.context import RequestContext
 from gateway.path.dispatch import Dispatcher
 from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
-from gateway.policy.compile import CompiledPolicy
+from gateway.policy.compile import BackendSpec, CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
@@ -76,6 +78,8 @@ class Gateway:
     started_at: int = field(default_factory=lambda: int(time.time()))
     lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
     rate_limits: TenantRateLimits = field(init=False)
+    # Replicas found by DNS for the backends that ``discover`` theirs (run by the lifespan).
+    discovery: Discovery = field(default_factory=Discovery)
 
     def __post_init__(self) -> None:
         self.rate_limits = TenantRateLimits(self.clock)
@@ -153,7 +157,9 @@ class Gateway:
 
     def on_swap(self, policy: CompiledPolicy) -> None:
         """Called with the new policy just before it becomes active."""
+        before = {s.name: s.spec for s in self.backends.all()}
         self.backends.reconcile(policy)
+        self._forget_removed(before)
         self.scheduler.reconcile(policy)
         self.report.access.enabled = policy.source.server.access_log
         self.report.configure(policy.source.tracing)
@@ -178,6 +184,21 @@ class Gateway:
         for state in self.backends.all():
             self.on_health_change(state)
         self._watch_backends()
+
+    def _forget_removed(self, before: Mapping[str, BackendSpec]) -> None:
+        """A backend gone from the policy (a replica DNS no longer names): its per-backend
+        series go (they would show it healthy forever), and so do its idle connections."""
+        for name, spec in before.items():
+            state = self.backends.get(name)
+            if state is not None and state.spec.url == spec.url:
+                continue
+            if state is None:
+                with contextlib.suppress(KeyError):
+                    self.metrics.backend_healthy.remove(name, spec.pool)
+                with contextlib.suppress(KeyError):
+                    self.metrics.breaker_state.remove(name)
+            if self.upstream is not None:
+                self.upstream.forget(spec.origin)
 
     def _reconcile_prefix_store(self, policy: CompiledPolicy) -> None:
         tracking = policy.source.rewrite.prefix_tracking

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from gateway.schema.auth_settings import Auth, KeyHash, RateLimit, Tenant
-from gateway.schema.backend_settings import Backend, BackendTls, Engine, Health, Model
+from gateway.schema.backend_settings import Backend, BackendTls, Discover, Engine, Health, Model
 from gateway.schema.cache_settings import Cache, CacheRedis, CacheVerify, SemanticCache
 from gateway.schema.pool_settings import (
     Admission,
@@ -84,6 +84,7 @@ __all__ = [
     "Cluster",
     "Compression",
     "DifficultyModelSettings",
+    "Discover",
     "Engine",
     "Health",
     "InputLimits",

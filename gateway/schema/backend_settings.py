@@ -45,13 +45,44 @@ class BackendTls(_Strict):
         return self
 
 
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME = rf"^{_LABEL}(\.{_LABEL})*\.?$"
+
+
+class Discover(_Strict):
+    """Replicas found by a DNS name (a Kubernetes headless Service, a compose service),
+    re-resolved every ``interval_s``: each address is a replica ``<name>-<slot>``."""
+
+    dns: Annotated[str, Field(max_length=253, pattern=_HOSTNAME)] = Field(
+        description="The name whose A/AAAA records are the replicas (one per address)"
+    )
+    port: int = Field(ge=1, le=65535, description="The port every replica listens on")
+    scheme: Literal["http", "https"] = "http"
+    path: Annotated[str, Field(pattern=r"^(/[A-Za-z0-9._~\-/]*)?$")] = Field(
+        default="", description="Root prefix or API base below each address (as in url)"
+    )
+    interval_s: PositiveSeconds = Field(default=5.0, description="How often the name is resolved")
+    max_replicas: int = Field(
+        default=64, ge=1, le=1024, description="Addresses beyond this many are left out"
+    )
+
+    def url_of(self, host: str) -> str:
+        """The URL of the replica at ``host`` (an address, or the name itself)."""
+        bracketed = f"[{host}]" if ":" in host else host
+        return f"{self.scheme}://{bracketed}:{self.port}{self.path}".rstrip("/")
+
+
 class Backend(_Strict):
-    """One inference server replica."""
+    """One inference server replica, or (``discover``) the replicas a DNS name resolves to."""
 
     name: Name
-    url: str = Field(
+    url: str | None = Field(
+        default=None,
         description="The server's root (http://10.0.0.5:8000) or its API base "
-        "(https://host/v1): a trailing /v1 is the API's, the rest is the root"
+        "(https://host/v1): a trailing /v1 is the API's, the rest is the root",
+    )
+    discover: Discover | None = Field(
+        default=None, description="Instead of url: the replicas behind a DNS name"
     )
     engine: Engine = Engine.OPENAI
     model: str = Field(min_length=1, description="The model name the backend serves")
@@ -79,7 +110,9 @@ class Backend(_Strict):
 
     @field_validator("url")
     @classmethod
-    def _http_url(cls, value: str) -> str:
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         rest = value.split("://", 1)[1]
@@ -91,9 +124,26 @@ class Backend(_Strict):
 
     @model_validator(mode="after")
     def _tls_for_https(self) -> Backend:
-        if self.tls is not None and not self.url.startswith("https://"):
+        if (self.url is None) == (self.discover is None):
+            raise ValueError("give exactly one of 'url' or 'discover'")
+        if self.tls is not None and self.scheme != "https":
             raise ValueError("tls applies to https:// URLs only")
         return self
+
+    @property
+    def address(self) -> str:
+        """The URL of a listed backend (discovering ones are expanded into listed ones
+        before anything asks: ``policy/discovered.py``)."""
+        if self.url is None:
+            raise ValueError(f"backend {self.name} discovers its replicas: it has no url")
+        return self.url
+
+    @property
+    def scheme(self) -> str:
+        if self.discover is not None:
+            return self.discover.scheme
+        assert self.url is not None
+        return self.url.split("://", 1)[0]
 
 
 class Model(_Strict):

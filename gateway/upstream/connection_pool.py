@@ -77,6 +77,11 @@ class ConnectionPool:
                 conn.abort()
         self._idle.clear()
 
+    def forget(self, origin: Origin) -> None:
+        """Close the idle connections to ``origin`` (a backend that is gone)."""
+        for conn in self._idle.pop(_key(origin), []):
+            conn.abort()
+
     def idle_count(self, origin: Origin) -> int:
         return len(self._idle.get(_key(origin), ()))
 

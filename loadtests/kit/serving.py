@@ -41,11 +41,14 @@ class Served:
 
 
 @contextmanager
-def serve_app(app: Any, **options: Any) -> Iterator[Served]:
-    """Start ``app`` on a free port; yield its URL and loop; stop it on exit. ``options`` go
-    to ``uvicorn.Config`` (with ``ssl_certfile`` the URL is https)."""
+def serve_app(
+    app: Any, *, host: str = "127.0.0.1", port: int = 0, **options: Any
+) -> Iterator[Served]:
+    """Start ``app`` on ``host`` (a loopback address) and ``port`` (0: a free one); yield its
+    URL and loop; stop it on exit. ``options`` go to ``uvicorn.Config`` (with
+    ``ssl_certfile`` the URL is https)."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", loop="uvloop", **options
+        app, host=host, port=port, log_level="warning", lifespan="on", loop="uvloop", **options
     )
     scheme = "https" if options.get("ssl_certfile") else "http"
     server = _Server(config)
@@ -56,7 +59,7 @@ def serve_app(app: Any, **options: Any) -> Iterator[Served]:
         raise RuntimeError("server did not start")
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Served(f"{scheme}://127.0.0.1:{port}", server.loop)
+        yield Served(f"{scheme}://{host}:{port}", server.loop)
     finally:
         server.should_exit = True
         thread.join(timeout=15)
@@ -64,6 +67,7 @@ def serve_app(app: Any, **options: Any) -> Iterator[Served]:
 
 @contextmanager
 def serve(app: Any, **options: Any) -> Iterator[str]:
-    """Start ``app`` on a free port; yield its base URL; stop it on exit."""
+    """Start ``app`` on a free port (``serve_app``'s options); yield its base URL; stop it on
+    exit."""
     with serve_app(app, **options) as served:
         yield served.url
