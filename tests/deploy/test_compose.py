@@ -59,7 +59,7 @@ def test_two_gateways_share_one_policy_redis_and_fleet(services: dict[str, Any])
         assert args.host == "0.0.0.0"
         assert [p["target"] for p in gateway["ports"]] == [args.port]
         policies.add(_host_path(gateway, args.policy))
-        assert set(gateway["depends_on"]) == {"redis", "sim"}
+        assert set(gateway["depends_on"]) == {"redis", *_fleet(services)}
     assert len(policies) == 1
     policy = load_policy_file(policies.pop())
     source = policy.source
@@ -74,20 +74,35 @@ def test_two_gateways_share_one_policy_redis_and_fleet(services: dict[str, Any])
         assert int(gateway["stop_grace_period"].removesuffix("s")) > source.server.drain_timeout_s
 
 
-def test_the_fleet_serves_every_backend(services: dict[str, Any]) -> None:
+def _fleet(services: dict[str, Any]) -> dict[str, Any]:
+    """The simulated replicas' services (``python -m loadtests.sim``)."""
+    return {
+        name: service
+        for name, service in services.items()
+        if service.get("entrypoint") == ["python", "-m", "loadtests.sim"]
+    }
+
+
+def test_the_fleet_is_found_by_service_name(services: dict[str, Any]) -> None:
+    """Each backend entry discovers its replicas by a fleet service's name (one address per
+    container, so ``--scale`` needs no policy edit); each container runs one replica of the
+    entry's model on the entry's port, on every interface."""
     gateway = next(iter(_gateways(services).values()))
     policy = load_policy_file(_host_path(gateway, serve_args(gateway["command"]).policy))
-    sim = services["sim"]
-    assert sim["entrypoint"] == ["python", "-m", "loadtests.sim"]
-    fleet_at = sim["command"][sim["command"].index("--fleet") + 1]
-    fleet = sim_args(["--fleet", str(_host_path(sim, fleet_at))])
-    assert fleet.host == "0.0.0.0"  # reachable from the other containers
-    served = {(g.base_port + i, g.served_model) for g in fleet.groups for i in range(g.replicas)}
-    for backend in policy.backends:
-        origin = backend.origin
-        assert origin.host == "sim"
-        assert (origin.port, backend.served_model) in served
-    assert len(policy.backends) == len(served)
+    fleet = _fleet(services)
+    entries = policy.source.backends
+    assert all(b.discover is not None for b in entries)  # nothing listed by address
+    assert {b.discover.dns for b in entries if b.discover} == set(fleet)
+    for entry in entries:
+        assert entry.discover is not None
+        service = fleet[entry.discover.dns]
+        assert service["deploy"]["replicas"] >= 2
+        fleet_at = service["command"][service["command"].index("--fleet") + 1]
+        sim = sim_args(["--fleet", str(_host_path(service, fleet_at))])
+        assert sim.host == "0.0.0.0"  # reachable from the other containers
+        (group,) = sim.groups
+        assert (group.replicas, group.base_port) == (1, entry.discover.port)
+        assert (group.served_model, group.engine) == (entry.model, entry.engine.value)
 
 
 def test_prometheus_scrapes_every_gateway_with_the_shipped_rules(
@@ -107,8 +122,11 @@ def test_prometheus_scrapes_every_gateway_with_the_shipped_rules(
     gateway = next(iter(gateways.values()))
     policy = load_policy_file(_host_path(gateway, serve_args(gateway["command"]).policy))
     assert job["metrics_path"] in app_paths(policy)
-    sim_targets = {t for g in jobs["vllm"]["static_configs"] for t in g["targets"]}
-    assert sim_targets == {f"{b.origin.host}:{b.origin.port}" for b in policy.backends}
+    # The fleet's containers, found by the names the gateways discover them by.
+    (dns,) = jobs["vllm"]["dns_sd_configs"]
+    discovered = {(b.discover.dns, b.discover.port) for b in policy.source.backends if b.discover}
+    assert {(name, dns["port"]) for name in dns["names"]} == discovered
+    assert dns["type"] == "A"
     rules_dir = str(Path(config_at).parent)
     for rule_file in config["rule_files"]:
         shipped = _host_path(prometheus, f"{rules_dir}/{rule_file}").resolve()

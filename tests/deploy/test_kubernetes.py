@@ -199,3 +199,15 @@ def test_redis_is_where_the_policy_looks(
     assert url.port in {p["port"] for p in service["spec"]["ports"]}
     redis = objects[("Deployment", url.hostname or "")]
     assert redis["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
+
+
+def test_backends_are_found_by_headless_service_names(policy: CompiledPolicy) -> None:
+    """Replicas come and go with the pods: the policy names Services, never pod addresses,
+    and a name that is not fully qualified resolves in the gateway's own namespace."""
+    entries = policy.source.backends
+    assert entries
+    for entry in entries:
+        assert entry.url is None
+        assert entry.discover is not None
+        assert entry.discover.scheme == "http"
+        assert "." not in entry.discover.dns or entry.discover.dns.endswith(".svc.cluster.local")
