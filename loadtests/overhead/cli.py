@@ -17,7 +17,8 @@ after: the figures are ratios measured side by side, the absolute ones move with
 Parameters: ``--levels``, ``--rounds`` and ``--round-s`` (per target and level),
 ``--cpu-rounds``, ``--cpu-waves`` (requests per stream and round), ``--capacity-c``,
 ``--port`` (the fake's; targets take the next ones), ``--redis-url`` (cluster admission
-through that Redis: a lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``.
+through that Redis: a lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``,
+``--profile FILE`` (py-spy's view of the gateway during the CPU rounds).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=9750)
     p.add_argument("--skip", default="", help="phases to skip, of cpu, ttft, capacity")
     p.add_argument("--json", help="also write every row to this JSON file")
+    p.add_argument("--profile", type=Path, help="py-spy profile of the gateway's CPU rounds "
+                   "(.svg flame graph or .json speedscope; needs py-spy)")  # fmt: skip
     p.add_argument("--redis-url", help="cluster admission through this Redis")
     return p
 
@@ -140,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             if "cpu" not in skip:
                 payload = stream_payload(args.cpu_tokens, args.cpu_itl_ms)
                 results["cpu"] = cpu_rows(targets, args.cpu_rounds, args.cpu_streams,
-                                          args.cpu_waves, payload)  # fmt: skip
+                                          args.cpu_waves, payload, args.profile)  # fmt: skip
             if "ttft" not in skip:
                 levels = [int(x) for x in args.levels.split(",")]
                 results["ttft"] = ttft_rows(targets, levels, args.rounds, args.round_s)

@@ -16,7 +16,9 @@ the gateway's policy text, a folder for configs and logs, the installed peer bin
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -111,22 +113,51 @@ def ttft_rows(
     return rows
 
 
+@contextmanager
+def profiled(pid: int | None, out: Path | None) -> Iterator[None]:
+    """``py-spy record`` of ``pid`` (nonblocking: the target is not paused) into ``out`` for
+    the block, when both are given; py-spy writes its file when interrupted."""
+    if pid is None or out is None:
+        yield
+        return
+    spy = Path(sys.executable).with_name("py-spy")
+    argv = [str(spy) if spy.exists() else "py-spy", "record", "--nonblocking", "-r", "200",
+            "-p", str(pid), "-o", str(out)]  # fmt: skip
+    if out.suffix == ".json":
+        argv += ["-f", "speedscope"]
+    with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+        try:
+            yield
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+
+
 def cpu_rows(
-    targets: Sequence[Target], rounds: int, streams: int, waves: int, payload: bytes
+    targets: Sequence[Target],
+    rounds: int,
+    streams: int,
+    waves: int,
+    payload: bytes,
+    profile: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """CPU per streamed token of every target with a process, rounds interleaved."""
+    """CPU per streamed token of every target with a process, rounds interleaved;
+    ``profile``: a py-spy profile of the gateway's rounds written there (svg, or speedscope
+    json)."""
     proxies = [t for t in targets if t.pid is not None]
     samples = {t.name: CpuSample() for t in proxies}
     per_round: dict[str, list[float]] = {t.name: [] for t in proxies}
-    for _ in range(rounds):
-        for t in proxies:
-            assert t.pid is not None
-            one = CpuSample()
-            uvloop.run(cpu_round(t.endpoint, t.pid, streams, waves, payload, one))
-            per_round[t.name].append(round(one.us_per_token(), 1))
-            total = samples[t.name]
-            total.cpu_s, total.tokens = total.cpu_s + one.cpu_s, total.tokens + one.tokens
-            total.errors += one.errors
+    gateway = next((t.pid for t in proxies if t.name == "gateway"), None)
+    with profiled(gateway, profile):  # an idle gateway adds no samples (the peers' rounds)
+        for _ in range(rounds):
+            for t in proxies:
+                assert t.pid is not None
+                one = CpuSample()
+                uvloop.run(cpu_round(t.endpoint, t.pid, streams, waves, payload, one))
+                per_round[t.name].append(round(one.us_per_token(), 1))
+                total = samples[t.name]
+                total.cpu_s, total.tokens = total.cpu_s + one.cpu_s, total.tokens + one.tokens
+                total.errors += one.errors
     return [
         {
             "target": name,

@@ -8,7 +8,8 @@ and one public model name the clients ask for. Parameters per writer:
   simulated vLLM replicas; ``routing_strategy`` is LiteLLM's router strategy, e.g.
   ``simple-shuffle`` or ``least-busy``). The master key travels in the environment.
 - ``vllm_router_argv``: vllm-router's command line (``--worker-urls``, ``--policy``
-  ``round_robin`` or ``cache_aware``, and optionally a ``RouterLimit``).
+  ``round_robin`` or ``cache_aware``, its metrics port beside its own, and optionally a
+  ``RouterLimit``).
 - ``nginx_conf``: a foreground nginx with every path inside ``root`` (pid, logs, temp
   folders), ``proxy_buffering off`` and upstream keep-alive; ``balance`` is ``round_robin``
   or ``least_conn``; ``limit_conn`` caps the requests in flight (the excess gets 429), the
@@ -93,14 +94,21 @@ def vllm_router_argv(
     if not upstreams:
         raise ValueError("at least one upstream is required")
     urls = [u.url.rstrip("/") for u in upstreams]
+    # Its metrics listener defaults to one fixed port (29000) that another run may hold.
     argv = [str(binary), "--host", "127.0.0.1", "--port", str(port),
             "--worker-urls", *urls, "--policy", policy,
-            "--log-level", "warning"]  # fmt: skip
+            "--log-level", "warning", "--prometheus-port", str(metrics_port_of(port))]  # fmt: skip
     if limit is not None:
         argv += ["--max-concurrent-requests", str(limit.max_concurrent),
                  "--queue-size", str(limit.queue_size),
                  "--queue-timeout-secs", str(limit.queue_timeout_s)]  # fmt: skip
     return argv
+
+
+def metrics_port_of(port: int) -> int:
+    """vllm-router's Prometheus port for a router on ``port``: 10000 above it, wrapped into
+    the unprivileged range."""
+    return 1024 + (port + 10000 - 1024) % (65536 - 1024)
 
 
 def nginx_conf(

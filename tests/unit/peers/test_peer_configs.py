@@ -49,6 +49,7 @@ def test_vllm_router_argv_with_and_without_a_limit() -> None:
     assert urls == ["http://127.0.0.1:9611", "http://127.0.0.1:9612"]
     assert argv[argv.index("--policy") + 1] == "cache_aware"
     assert "--max-concurrent-requests" not in argv
+    assert argv[argv.index("--prometheus-port") + 1] == "18001"  # not the fixed default
     limited = vllm_router_argv(Path("/b/vr"), 8001, UPS, limit=RouterLimit(48, 3, 1))
     assert limited[-6:] == ["--max-concurrent-requests", "48", "--queue-size", "3",
                             "--queue-timeout-secs", "1"]  # fmt: skip

@@ -1,0 +1,54 @@
+"""The overhead benchmark's verdicts on issue 33's targets, from its rows (no run), and the
+CPU reading of a process tree."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from loadtests.overhead.cli import checks
+from loadtests.overhead.cpu import tree_cpu_s
+
+
+def _results(gw_cpu: float, gw_ratio: float, gw_rps: float) -> dict[str, list[dict[str, Any]]]:
+    return {
+        "cpu": [
+            {"target": "gateway", "cpu_us_per_token": gw_cpu},
+            {"target": "nginx", "cpu_us_per_token": 10.0},
+        ],
+        "ttft": [
+            {"target": "gateway", "concurrency": 64, "p50_ratio": gw_ratio},
+            {"target": "nginx", "concurrency": 64, "p50_ratio": 1.05},
+            {"target": "gateway", "concurrency": 16, "p50_ratio": 9.0},  # not the level asked
+        ],
+        "capacity": [
+            {"target": "gateway", "max_rps": gw_rps},
+            {"target": "vllm-router", "max_rps": 600.0},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("gw_cpu", "gw_ratio", "gw_rps", "verdicts"),
+    [
+        (20.0, 1.04, 600.0, ["met", "met", "met"]),
+        (20.1, 1.04, 600.0, ["MISSED", "met", "met"]),
+        (15.0, 1.10, 600.0, ["met", "MISSED", "met"]),  # within 1.15x but above nginx's
+        (15.0, 1.04, 599.9, ["met", "met", "MISSED"]),
+    ],
+)
+def test_checks(gw_cpu: float, gw_ratio: float, gw_rps: float, verdicts: list[str]) -> None:
+    lines = checks(_results(gw_cpu, gw_ratio, gw_rps))
+    assert [line.rsplit(": ", 1)[1] for line in lines] == verdicts
+
+
+def test_checks_say_nothing_of_what_did_not_run() -> None:
+    assert checks({"cpu": [{"target": "gateway", "cpu_us_per_token": 1.0}]}) == []
+
+
+def test_tree_cpu_reads_this_process() -> None:
+    before = tree_cpu_s(os.getpid())
+    sum(i * i for i in range(200_000))
+    assert tree_cpu_s(os.getpid()) >= before > 0
