@@ -71,17 +71,19 @@ class TtftFeatures:
             "engine_waiting": self.engine_waiting,
         }
 
-    def vector(self) -> np.ndarray:
-        return np.array(
-            [
-                1.0,
-                self.uncached_tokens / 1000.0,
-                self.pending_tokens / 1000.0,
-                self.pending,
-                self.decoding,
-                self.engine_waiting,
-            ]
+    def values(self) -> tuple[float, float, float, float, float, float]:
+        """x = (1, u, p, n, d, w) of the model (see the module doc)."""
+        return (
+            1.0,
+            self.uncached_tokens / 1000.0,
+            self.pending_tokens / 1000.0,
+            self.pending,
+            self.decoding,
+            self.engine_waiting,
         )
+
+    def vector(self) -> np.ndarray:
+        return np.array(self.values())
 
 
 class TtftModel:
@@ -90,13 +92,14 @@ class TtftModel:
     __slots__ = (
         "_a",
         "_b",
+        "_coefficients",
         "_floor",
         "_forget",
         "_prior_a",
         "_prior_b",
+        "_theta",
         "observations",
         "ratio_p90",
-        "theta",
     )
 
     def __init__(
@@ -124,8 +127,20 @@ class TtftModel:
         self.observations = 0
         self.ratio_p90 = 1.0  # observed / predicted, 90th percentile (at least 1)
 
+    @property
+    def theta(self) -> np.ndarray:
+        return self._theta
+
+    @theta.setter
+    def theta(self, value: np.ndarray) -> None:
+        self._theta = value
+        # Predictions run per request and replica: a dot product of six floats in Python
+        # costs less than building an array for numpy.
+        self._coefficients = tuple(float(c) for c in value)
+
     def predict(self, features: TtftFeatures) -> float:
-        return max(self._floor, float(self.theta @ features.vector()))
+        total = sum(c * x for c, x in zip(self._coefficients, features.values(), strict=True))
+        return max(self._floor, total)
 
     def upper(self, features: TtftFeatures) -> float:
         """The prediction, calibrated to be exceeded about one time in ten."""
