@@ -18,7 +18,8 @@ Parameters: ``--levels``, ``--rounds`` and ``--round-s`` (per target and level),
 ``--cpu-rounds``, ``--cpu-waves`` (requests per stream and round), ``--capacity-c``,
 ``--port`` (the fake's; targets take the next ones), ``--redis-url`` (cluster admission
 through that Redis: a lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``,
-``--profile FILE`` (py-spy's view of the gateway during the CPU rounds).
+``--profile FILE`` (py-spy's view of the gateway during the CPU rounds), ``--baseline DIR``
+(another checkout's gateway beside this one: an A/B in one run).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=9750)
     p.add_argument("--skip", default="", help="phases to skip, of cpu, ttft, capacity")
     p.add_argument("--json", help="also write every row to this JSON file")
+    p.add_argument("--baseline", type=Path, help="another checkout of the gateway, measured "
+                   "beside this one as target 'baseline' (A/B)")  # fmt: skip
     p.add_argument("--profile", type=Path, help="py-spy profile of the gateway's CPU rounds "
                    "(.svg flame graph or .json speedscope; needs py-spy)")  # fmt: skip
     p.add_argument("--redis-url", help="cluster admission through this Redis")
@@ -139,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         names = ["direct", "gateway", *peers]
-        with targets_up(names, args.port, policy, Path(tmp), binaries, failures) as targets:
+        with targets_up(names, args.port, policy, Path(tmp), binaries, failures,
+                        args.baseline) as targets:  # fmt: skip
             if "cpu" not in skip:
                 payload = stream_payload(args.cpu_tokens, args.cpu_itl_ms)
                 results["cpu"] = cpu_rows(targets, args.cpu_rounds, args.cpu_streams,

@@ -16,12 +16,13 @@ the gateway's policy text, a folder for configs and logs, the installed peer bin
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,12 @@ def targets_up(
     root: Path,
     binaries: Binaries,
     failures: dict[str, str],
+    baseline: Path | None = None,
 ) -> Iterator[list[Target]]:
     """The fake upstream (20 ms to the first token, 20 tokens 5 ms apart unless a request
     says otherwise) and every target in front of it; a target that fails to start is left
-    out and named in ``failures``."""
+    out and named in ``failures``. ``baseline``: another checkout of the gateway, run beside
+    this one as target ``baseline`` (an A/B of two versions in one run)."""
     fake_url = f"http://127.0.0.1:{base_port}"
     front = Front((Upstream(fake_url, "fake-model"),), "bench", "openai", policy)
     setup = Setup(gateway_note="full request path, one backend")
@@ -70,9 +73,15 @@ def targets_up(
             running(fake_argv(base_port, 20.0, 20, 5.0), [fake_url + "/health"], root / "fake.log")
         )
         targets = []
-        for name in names:
-            launch = plan_launch(name, front, setup, port_of(name, base_port), root / name,
-                                 binaries)  # fmt: skip
+        launches = [plan_launch(name, front, setup, port_of(name, base_port), root / name,
+                                binaries) for name in names]  # fmt: skip
+        if baseline is not None:
+            other = plan_launch("gateway", front, setup, base_port + 20, root / "baseline",
+                                binaries)  # fmt: skip
+            env = {**os.environ, "PYTHONPATH": str(baseline.resolve())}
+            launches.append(replace(other, name="baseline", env=env))
+        for launch in launches:
+            name = launch.name
             try:
                 proc: subprocess.Popen[bytes] | None = stack.enter_context(
                     launched_process(launch, root / name / "process.log")
