@@ -145,9 +145,14 @@ def _check(args: argparse.Namespace) -> int:
         f"{args.policy}: ok, digest {policy.digest[:12]}; pools: {pools}; "
         f"models: {', '.join(policy.model_names())}"
     )
+    discovering = {b.name: b.discover for b in policy.source.backends if b.discover is not None}
     for spec in policy.backends:
         # Says which form of the URL was understood (server root or API base).
         notes = [url_form(spec.url), *way_notes(spec.origin)]
+        found = discovering.get(spec.name)
+        if found is not None:
+            every = f"resolved every {found.interval_s:g} s, at most {found.max_replicas}"
+            notes.insert(0, f"replicas: the addresses of {found.dns} (port {found.port}), {every}")
         print(f"  backend {spec.name} {spec.url}: {'; '.join(notes)}")
     split = policy.auto_split
     if split is not None and any(route.auto for route in policy.models.values()):

@@ -42,6 +42,11 @@ def test_every_example_policy_compiles(path: Path, capsys: pytest.CaptureFixture
             "backend a https://h/v1: API base; server root https://h (probes, metrics), "
             "API https://h/v1; TLS certificate not verified",
         ),
+        (
+            "discover: {dns: vllm, port: 8000}",
+            "backend a http://vllm:8000: replicas: the addresses of vllm (port 8000), resolved "
+            "every 5 s, at most 64; server root; API http://vllm:8000/v1",
+        ),
     ],
 )
 def test_check_says_how_it_read_each_backend_url(
