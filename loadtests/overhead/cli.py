@@ -61,8 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="also write every row to this JSON file")
     p.add_argument("--baseline", type=Path, help="another checkout of the gateway, measured "
                    "beside this one as target 'baseline' (A/B)")  # fmt: skip
-    p.add_argument("--profile", type=Path, help="py-spy profile of the gateway's CPU rounds "
-                   "(.svg flame graph or .json speedscope; needs py-spy)")  # fmt: skip
+    p.add_argument("--profile", type=Path, help="py-spy profile of the gateway's CPU rounds: "
+                   ".svg flame graph, .json speedscope, .txt collapsed stacks")  # fmt: skip
     p.add_argument("--redis-url", help="cluster admission through this Redis")
     return p
 

@@ -132,8 +132,9 @@ def profiled(pid: int | None, out: Path | None) -> Iterator[None]:
     spy = Path(sys.executable).with_name("py-spy")
     argv = [str(spy) if spy.exists() else "py-spy", "record", "--nonblocking", "-r", "200",
             "-p", str(pid), "-o", str(out)]  # fmt: skip
-    if out.suffix == ".json":
-        argv += ["-f", "speedscope"]
+    formats = {".json": "speedscope", ".txt": "raw"}  # else an svg flame graph
+    if out.suffix in formats:
+        argv += ["-f", formats[out.suffix]]
     with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
         try:
             yield
