@@ -165,7 +165,10 @@ class Discovery:
         while True:
             wait = self.next_due(current())
             await sleep(idle_s if wait is None else wait)
-            found = await self.refresh(current())
-            if found is not None:
-                await rediscover(found)
-                await on_change()
+            try:
+                found = await self.refresh(current())
+                if found is not None:
+                    await rediscover(found)
+                    await on_change()
+            except Exception:  # a bug here must not end discovery for good: say it, go on
+                log.exception("discovery round failed; the replicas found last stay")

@@ -4,6 +4,8 @@ they differ from the running policy's. A fake resolver and clock: no DNS, no wai
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from gateway.backends.discovery import Discovery, NoAddress, SlotTable
@@ -152,3 +154,36 @@ async def test_discovered_replicas_wait_for_a_probe_listed_ones_do_not() -> None
         "b-0": Health.UNHEALTHY,
         "c": Health.UNKNOWN,
     }
+
+
+async def test_the_loop_swaps_changes_in_and_survives_a_failed_round() -> None:
+    names, clock = Names(), Clock()
+    discovery = Discovery(names, clock)
+    policy = load_policy_text(POLICY)
+    swapped: list[Found] = []
+    probes = 0
+    waits: list[float] = []
+
+    async def rediscover(found: Found) -> None:
+        nonlocal policy
+        if not swapped and len(waits) == 1:
+            swapped.append({})
+            raise RuntimeError("compile blew up")  # the next round tries again
+        swapped.append(found)
+        policy = _with(policy, found)
+
+    async def probe() -> None:
+        nonlocal probes
+        probes += 1
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock.now += seconds
+        if len(waits) == 3:
+            raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        await discovery.run(lambda: policy, rediscover, probe, sleep)
+    assert _urls(policy) == {"a-0": "http://10.0.0.1:80", "b-0": "http://10.0.1.1:80"}
+    assert probes == 1
+    assert waits[0] == 0.0  # never resolved: due at once
