@@ -11,7 +11,8 @@ gateway sends it no more than that at once (``BackendState.dispatch_cap``; one m
 second such read, at least ``CONFIRM_GAP_S`` later, confirms the size: ``learn_batch``).
 Until then, a backend sent more than it was ever seen running
 (``BackendState.overflowing``) is read again every ``OVERFLOW_TICK_S``, so the first burst
-learns the batch within a tick.
+learns the batch within a tick, and one with room shows it as fast. A read is believed for
+``FRESH_READS`` scrape intervals (``BackendState.report_fresh``).
 Separate from health probes because routing wants fresher load than liveness needs.
 """
 
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 OVERFLOW_TICK_S = 0.05  # how soon an engine sent more than it was seen running is read
 CONFIRM_GAP_S = 1.0  # the least time between two reads that confirm a batch size
+FRESH_READS = 2  # a read is believed for this many scrape intervals
 
 
 class LoadWatcher:
@@ -76,7 +78,8 @@ class LoadWatcher:
             body = await probe_get(self._pool, state.spec, "/metrics", timeout_s, redactor)
             cap = state.dispatch_cap
             load = parse_load(state.spec.engine, body.decode("utf-8", "replace"))
-            fold_load(state, load, asyncio.get_running_loop().time())
+            interval = self._policy().source.health.scrape_interval_s
+            fold_load(state, load, state.clock(), fresh_s=FRESH_READS * interval)
             if state.dispatch_cap != cap:
                 log.info(
                     "backend %s: sends at most %d at once (was %d; it ran %d, %d waiting)",
@@ -96,8 +99,8 @@ class LoadWatcher:
         self.problems.note(state.name, None)
 
 
-def fold_load(state: BackendState, load: Load, now: float) -> None:
-    """Store a fresh read, and the rates since the previous one."""
+def fold_load(state: BackendState, load: Load, now: float, fresh_s: float = 2.0) -> None:
+    """Store a fresh read (believed for ``fresh_s``), and the rates since the previous one."""
     old = state.load
     hit = windowed_ratio(load.prefix_hits, load.prefix_queries, old.prefix_hits, old.prefix_queries)
     accepted = windowed_ratio(
@@ -107,6 +110,7 @@ def fold_load(state: BackendState, load: Load, now: float) -> None:
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
+    state.read_at, state.fresh_s = now, fresh_s
     learn_batch(state, load, now)
 
 

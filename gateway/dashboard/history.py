@@ -2,7 +2,7 @@
 
 Algorithm: every ``interval_s`` (on the gateway's clock, by a task of the app's lifespan) a
 snapshot of the cumulative metrics is added to a short window; from that window one point
-per pool is derived: refusals per second by (reason, priority) over the last ``rate_s``;
+per pool is derived: refusals per second by (cause, priority) over the last ``rate_s``;
 p50 and p99 of the predicted and of the observed TTFT and the mean and p99 of the
 Retry-After advised, over the requests of the last ``quantile_s`` (None when there were
 none); the TTFT objective and the queue depth as read. The point goes into a ring of

@@ -1,7 +1,7 @@
 """Rates, means and latency quantiles over a recent window, from snapshots of cumulative metrics.
 
 Algorithm: each snapshot holds, per pool, cumulative counter values, cumulative counts per
-(reason, priority) of refusals, and the cumulative buckets of histograms, stamped with the
+(cause, priority) of refusals, and the cumulative buckets of histograms, stamped with the
 time it was read. A rate is the difference between the newest snapshot and the oldest one
 at most ``over_s`` old, divided by their time apart. A quantile comes from the bucket
 differences over the same span, interpolated linearly inside the bucket that holds it
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 Buckets = tuple[tuple[float, float], ...]  # (upper bound, cumulative count), ascending
-Part = tuple[str, str]  # (reason, priority) of a refusal
+Part = tuple[str, str]  # (cause, priority) of a refusal: deadline | saturated | hard_cap
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,7 @@ class Snapshot:
     histograms: Mapping[str, Mapping[str, Buckets]] = field(default_factory=dict)
     # gauge -> pool -> value when read
     gauges: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    # pool -> (reason, priority) -> cumulative refusals
+    # pool -> (cause, priority) -> cumulative refusals
     shed: Mapping[str, Mapping[Part, float]] = field(default_factory=dict)
 
     def pools(self) -> set[str]:
@@ -64,7 +64,7 @@ class Window:
         return max(0.0, after - before) / (new.at - old.at)
 
     def shed_rates(self, pool: str, over_s: float) -> dict[Part, float] | None:
-        """Refusals per second by (reason, priority); parts with none in the span left out."""
+        """Refusals per second by (cause, priority); parts with none in the span left out."""
         span = self._span(over_s)
         if span is None:
             return None

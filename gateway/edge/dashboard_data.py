@@ -35,8 +35,12 @@ def _pool(gateway: Gateway, window: Window, name: str) -> dict[str, Any]:
     states = gateway.backends.in_pool(gateway.policy, name)
     newest = window.newest
     objective = newest.gauges.get("objective", {}).get(name) if newest is not None else None
+    state = admission.state() if admission is not None else None
     return {
         "name": name,
+        # nominal | saturated | overloaded, and why: whether a 503 was the fleet's limit
+        "state": state.state.value if state is not None else "nominal",
+        "state_reason": state.reason if state is not None else "",
         "queue_depth": len(admission.queue) if admission is not None else 0,
         "inflight": sum(s.inflight for s in states),
         "limit": admission.limit.limit if admission is not None else None,

@@ -61,6 +61,7 @@ async def admit(
     smaller = pool.settings.degrade_to or routed_small
     degradable = smaller != plan.pool.name and may_degrade(ctx, plan, smaller)
     request = admission_request(ctx, pool, degradable, count)
+    pool.arrived()
     decision = pool.check(request)
     degraded = False
     if degradable and _should_degrade(plan, pool, decision):

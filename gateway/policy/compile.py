@@ -39,6 +39,9 @@ from gateway.security.secrets import UpstreamSecret, secret_from_env
 from gateway.security.tenants import auth_problems, build_admin_keys, build_tenant_keys
 from gateway.upstream.origin import Origin
 
+# In flight at once, for a replica or pool the policy puts no cap on.
+UNBOUNDED = 100_000
+
 
 @dataclass(frozen=True, slots=True)
 class BackendSpec:
@@ -47,7 +50,7 @@ class BackendSpec:
     engine: Engine
     served_model: str
     pool: str
-    max_inflight: int
+    max_inflight: int | None  # the policy's hard cap; None: no cap of the gateway's own
     api_key: UpstreamSecret | None = field(default=None, repr=False)
     extra_routes: frozenset[str] = frozenset()  # vLLM routes it serves (tokenize, ...)
     # Where and how to connect (TLS, proxy), shared by requests and probes; parsed from
@@ -57,6 +60,11 @@ class BackendSpec:
 
     def __post_init__(self, via: Origin | None) -> None:
         object.__setattr__(self, "origin", via if via is not None else Origin.from_url(self.url))
+
+    @property
+    def hard_cap(self) -> int:
+        """The most it may be sent at once by the policy (``UNBOUNDED`` without a cap)."""
+        return UNBOUNDED if self.max_inflight is None else self.max_inflight
 
     def serves(self, endpoint: str) -> bool:
         """Whether requests of ``endpoint`` may come here (vLLM's own routes: if declared)."""
@@ -75,7 +83,7 @@ class PoolSpec:
 
     @property
     def capacity(self) -> int:
-        return sum(b.max_inflight for b in self.backends)
+        return min(UNBOUNDED, sum(b.hard_cap for b in self.backends))
 
     def serves(self, endpoint: str) -> bool:
         return any(b.serves(endpoint) for b in self.backends)

@@ -56,7 +56,13 @@ class Backend(_Strict):
     engine: Engine = Engine.OPENAI
     model: str = Field(min_length=1, description="The model name the backend serves")
     pool: Name
-    max_inflight: int = Field(default=64, ge=1, le=100_000)
+    max_inflight: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="Hard cap on requests sent here at once (default: none; the engine's own "
+        "reports and first tokens tell how much it takes)",
+    )
     api_key_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = Field(
         default=None,
         description="Environment variable holding the key sent upstream (see api_key_header)",

@@ -113,8 +113,9 @@ class LadderStep(_Strict):
 
 
 class Objective(_Strict):
-    """The time-to-first-token objective admission protects: a request is admitted (or kept
-    waiting) only while its predicted TTFT meets it; critical requests are exempt."""
+    """The time-to-first-token objective admission protects. Below saturation a request is
+    refused only past its deadline; while the pool is saturated (work waiting and arriving
+    faster than it drains), also past its objective. Critical requests are exempt."""
 
     ttft_s: PositiveSeconds = Field(
         default=2.0, description="Objective of short and medium prompts, seconds"
@@ -127,6 +128,14 @@ class Objective(_Strict):
     )
     priority: dict[Literal["critical", "standard", "sheddable"], PositiveSeconds] = Field(
         default_factory=dict, description="ttft_s for one priority instead of the pool's"
+    )
+    deadline_factor: float = Field(
+        default=3.0,
+        ge=1,
+        le=1000,
+        description="A request's deadline when it sends no x-gateway-deadline-ms: this times "
+        "its objective; a request predicted past it is refused at arrival (waiting longer is "
+        "useless), one predicted somewhat late is served while the pool keeps up",
     )
 
 

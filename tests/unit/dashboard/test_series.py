@@ -1,5 +1,5 @@
 """Each pool's point, read from the gateway's own instruments filled directly, by tables:
-shed rate by reason and priority, objective, predicted and observed TTFT quantiles, queue
+shed rate by cause and priority, objective, predicted and observed TTFT quantiles, queue
 depth and Retry-After."""
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ def nothing(m: GatewayMetrics) -> None:
 
 def refusals(m: GatewayMetrics) -> None:
     for _ in range(20):
-        m.shed.labels("p", "queue_full", "sheddable").inc()
+        m.shed.labels("p", "queue_full", "sheddable", "hard_cap").inc()
     for _ in range(5):
-        m.shed.labels("p", "predicted_late", "standard").inc()
-    m.shed.labels("other", "queue_full", "sheddable").inc()  # another pool's
+        m.shed.labels("p", "objective_unmeetable", "standard", "saturated").inc()
+    m.shed.labels("other", "queue_full", "sheddable", "hard_cap").inc()  # another pool's
 
 
 def objective(m: GatewayMetrics) -> None:
@@ -80,9 +80,9 @@ EMPTY: dict[str, Any] = {
 # id -> (what happened in the 5 s interval, the fields of pool p's point that differ from EMPTY)
 SERIES: dict[str, tuple[Fill, dict[str, Any]]] = {
     "nothing happened": (nothing, {}),
-    "shed per second by reason and priority": (
+    "shed per second by cause and priority": (
         refusals,
-        {"shed_per_s": {("queue_full", "sheddable"): 4.0, ("predicted_late", "standard"): 1.0}},
+        {"shed_per_s": {("hard_cap", "sheddable"): 4.0, ("saturated", "standard"): 1.0}},
     ),
     "the objective as set": (objective, {"objective_s": 2.0}),
     # 100 observations in (0.1, 0.2]: interpolated inside the bucket
@@ -124,14 +124,14 @@ def test_quantiles_count_only_the_last_30_seconds() -> None:
 def test_shed_rate_over_the_last_10_seconds() -> None:
     metrics = _metrics()
     history = History(interval_s=5, horizon_s=900)
-    shed = metrics.shed.labels("p", "queue_full", "critical")
+    shed = metrics.shed.labels("p", "queue_full", "critical", "hard_cap")
     rates = []
     for t, refused in ((0, 0), (5, 10), (10, 0), (15, 0)):
         shed.inc(refused)
         point = history.sample(snapshot(metrics, float(t)))
         if point is not None:
             rates.append(dict(point.pools["p"].shed_per_s))
-    part = ("queue_full", "critical")
+    part = ("hard_cap", "critical")
     assert rates == [{part: 2.0}, {part: 1.0}, {}]
 
 
@@ -151,8 +151,8 @@ def test_history_as_json() -> None:
     [point] = view["points"]
     assert point["at"] == 105.0
     assert point["pools"]["p"]["shed_per_s"] == {
-        "queue_full:sheddable": 4.0,
-        "predicted_late:standard": 1.0,
+        "hard_cap:sheddable": 4.0,
+        "saturated:standard": 1.0,
     }
     assert point["pools"]["p"]["objective_s"] == 2.0
     assert point["pools"]["other"]["objective_s"] is None

@@ -103,7 +103,7 @@ def test_compiled_backends_carry_their_settings() -> None:
     )
     a = compiled.pools["small"].backends[0]
     assert (a.url, a.served_model, a.max_inflight) == ("http://127.0.0.1:8001", "m", 1)
-    assert compiled.pools["big"].backends[0].max_inflight == 64  # the schema default
+    assert compiled.pools["big"].backends[0].max_inflight is None  # the default: no cap
     assert compiled.pools["small"].capacity == 1
     assert compiled.source.health.failures_to_eject == 3
 
@@ -407,7 +407,7 @@ def test_digest_ignores_formatting_comments_and_explicit_defaults() -> None:
 models: {fast: {pool: small}}
 backends:
   - {pool: small, model: org/small, url: "http://127.0.0.1:8001/", name: small-1,
-     engine: openai, max_inflight: 64}
+     engine: openai, max_inflight: null}
 """
     assert load_policy_text(reformatted).digest == load_policy_text(MINIMAL_POLICY).digest
 
