@@ -85,7 +85,7 @@ async def _background(gateway: Gateway, upstream: ConnectionPool) -> AsyncIterat
         gateway.on_health_change,
     )
     await checker.probe_all()
-    loads = LoadWatcher(upstream, lambda: gateway.policy, gateway.pool_states)
+    loads = LoadWatcher(upstream, lambda: gateway.policy, gateway.pool_states, gateway.on_load_read)
     tasks = [
         asyncio.create_task(checker.run(), name="health-checker"),
         asyncio.create_task(loads.run(), name="load-watcher"),

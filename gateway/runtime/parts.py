@@ -310,6 +310,12 @@ class Gateway:
     def on_reload(self, result: ReloadResult) -> None:
         self.metrics.policy_reloads.labels("success" if result.ok else "failure").inc()
 
+    def on_load_read(self, state: BackendState) -> None:
+        """A replica's metrics were read: its cap may have risen, and waiters may go."""
+        admission = self.admissions.get(state.spec.pool)
+        if admission is not None and admission.queue:
+            admission.dispatch()
+
     def on_health_change(self, state: BackendState) -> None:
         gauge = self.metrics.backend_healthy.labels(state.name, state.spec.pool)
         gauge.set(1 if state.health is Health.HEALTHY else 0)
