@@ -28,6 +28,8 @@ import pytest
 
 from gateway.children import running
 from loadtests.kit.ports import free_port
+from tests.integration.conftest import GatewayFactory
+from tests.support.policies import single_pool
 from tests.support.processes import gateway_process, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,3 +126,47 @@ def test_schemathesis_finds_nothing(contract_gateway: str, tmp_path: Path) -> No
     links = len(document["paths"]["/v1/models"]["get"]["responses"]["200"]["links"])
     assert f"API Links:    {links} covered / {links} selected / {links} total" in out, out
     assert report["test_cases"]["generated"] >= 1000
+
+
+def test_the_document_follows_a_reload(
+    upstream: str, start_gateway: GatewayFactory, tmp_path: Path
+) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(single_pool(upstream, extra="limits: {max_n: 4}\n"))
+    with start_gateway(path=path) as url, httpx.Client(base_url=url) as http:
+        before = http.get("/openapi.json").json()
+        assert before == http.get("/openapi.json").json()  # the same, built once
+        n = before["components"]["schemas"]["ChatRequest"]["properties"]["n"]["anyOf"][0]
+        assert n["maximum"] == 4
+        path.write_text(single_pool(upstream, extra="  smart: {pool: small}\nlimits: {max_n: 2}\n"))
+        assert http.post("/admin/reload").json()["status"] == "reloaded"
+        after = http.get("/openapi.json").json()
+        n = after["components"]["schemas"]["ChatRequest"]["properties"]["n"]["anyOf"][0]
+        assert n["maximum"] == 2
+        model = after["components"]["schemas"]["ChatRequest"]["properties"]["model"]
+        assert model["examples"] == ["auto", "fast", "smart"]
+        refused = http.post("/v1/chat/completions", json={**_CHAT, "n": 3})
+        assert refused.json()["error"]["code"] == "n_too_large"
+
+
+_CHAT = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("TRACE", "/v1/models", "GET, HEAD"),
+        ("GET", "/v1/chat/completions", "POST"),
+        ("PUT", "/v1/models/fast", "GET, HEAD"),
+        ("DELETE", "/admin/reload", "POST"),
+    ],
+)
+def test_a_405_says_which_methods_the_resource_takes(
+    gateway: str, method: str, path: str, allow: str
+) -> None:
+    response = httpx.request(method, gateway + path)
+    assert response.status_code == 405
+    assert response.headers["allow"] == allow
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert f"allowed: {allow}" in error["message"]
