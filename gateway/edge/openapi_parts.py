@@ -147,12 +147,13 @@ def example_body(policy: CompiledPolicy, endpoint: Endpoint) -> Schema | None:
     limits = policy.source.limits
     tokens = min(16, limits.max_tokens or 16)
     text = "Say hello."[: limits.max_message_chars or None]
+    prompt = "Say hello."[: limits.max_prompt_chars or None]
     bodies: dict[Endpoint, Schema] = {
         "chat": {"messages": [{"role": "user", "content": text}], "max_tokens": tokens},
-        "completions": {"prompt": "Say hello.", "max_tokens": tokens},
-        "embeddings": {"input": "A text to embed."},
-        "responses": {"input": "Say hello.", "max_output_tokens": tokens},
-        "tokenize": {"prompt": "Say hello."},
+        "completions": {"prompt": prompt, "max_tokens": tokens},
+        "embeddings": {"input": prompt},
+        "responses": {"input": prompt, "max_output_tokens": tokens},
+        "tokenize": {"prompt": prompt},
         "detokenize": {"tokens": [1, 2, 3]},
         "rerank": {"query": "hello", "documents": ["hello world", "goodbye"]},
         "score": {"text_1": "hello", "text_2": ["hello world", "goodbye"]},

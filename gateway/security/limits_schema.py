@@ -13,7 +13,8 @@ messages (``maxItems``), a message's string content and a string prompt or ``inp
 (``maxLength``), a list of token ids as ``input`` (``maxItems``: an id counts as four
 characters). Limits on a sum (a message's text parts and tool calls together, a list of
 prompts, a Responses ``input`` with its ``instructions``) cannot be written in JSON Schema;
-they are stated in the property's ``description``. Parameters: the policy's ``InputLimits``.
+they are stated in the property's ``description``, as is the cap on a ``prompt`` of vLLM's own
+routes (whose schema leaves every field but ``model`` to the backend). Parameters: the policy's ``InputLimits``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Note:
     """A limit JSON Schema cannot state, told in the property's description."""
 
     schema: str
-    field: str
+    field: str | None  # None: the schema's own description
     text: str
 
 
@@ -65,7 +66,8 @@ def limited_schemas(schemas: Mapping[str, Schema], limits: InputLimits) -> dict[
             old = branch.get(rule.keyword)
             branch[rule.keyword] = rule.value if old is None else min(old, rule.value)
     for note in notes(limits):
-        prop = out[note.schema]["properties"][note.field]
+        schema = out[note.schema]
+        prop = schema if note.field is None else schema["properties"][note.field]
         prop["description"] = " ".join(filter(None, (prop.get("description"), note.text)))
     return out
 
@@ -128,6 +130,7 @@ def notes(limits: InputLimits) -> list[Note]:
                 "input",
                 f"At most {chars} characters with the instructions and every item's text.",
             ),
+            Note("PassThroughRequest", None, f"A text 'prompt' has at most {chars} characters."),
         ]
     return out
 

@@ -35,7 +35,7 @@ models:
   auto: {route: auto}
   fast: {pool: small}
   smart: {pool: large}
-limits: {max_tokens: 8, max_message_chars: 5}
+limits: {max_tokens: 8, max_message_chars: 5, max_prompt_chars: 3}
 """
 
 

@@ -33,6 +33,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "CompletionRequest": "completions",
     "EmbeddingsRequest": "embeddings",
     "ResponsesRequest": "responses",
+    "PassThroughRequest": "tokenize",
 }
 BASE: dict[str, dict[str, Any]] = {
     "ChatRequest": {"model": "m", "messages": [USER]},
@@ -106,7 +107,7 @@ def test_every_limit_is_in_the_document() -> None:
     assert ("EmbeddingsRequest", "dimensions") in fields
     assert ("ChatRequest", "messages") in fields
     assert ("Message", "content") in fields
-    assert {n.field for n in notes(LIMITS)} == {"content", "prompt", "input"}
+    assert {n.field for n in notes(LIMITS)} == {"content", "prompt", "input", None}
 
 
 def test_a_clamped_cap_is_told_not_bounded() -> None:
