@@ -13,8 +13,9 @@ messages (``maxItems``), a message's string content and a string prompt or ``inp
 (``maxLength``), a list of token ids as ``input`` (``maxItems``: an id counts as four
 characters). Limits on a sum (a message's text parts and tool calls together, a list of
 prompts, a Responses ``input`` with its ``instructions``) cannot be written in JSON Schema;
-they are stated in the property's ``description``, as is the cap on a ``prompt`` of vLLM's own
-routes (whose schema leaves every field but ``model`` to the backend). Parameters: the policy's ``InputLimits``.
+they are stated in the property's ``description``, as is the cap on a ``prompt`` of vLLM's
+own routes (whose schema leaves every field but ``model`` to the backend). Parameters: the
+policy's ``InputLimits``.
 """
 
 from __future__ import annotations
