@@ -35,7 +35,7 @@ from tests.support.processes import gateway_process, wait_ready
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 SEED = 20261127
-EXAMPLES = 30  # per operation and phase: about a minute here (see the README's figure)
+EXAMPLES = 30  # per operation and phase: 50 to 75 s for the whole run here
 
 FLEET = """\
 speed: 20
