@@ -49,7 +49,13 @@ async def not_found(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 404
     error: GatewayError
     if status == 405:
-        error = MethodNotAllowed(f"Method {request.method} is not allowed on {request.url.path}.")
+        # RFC 9110: a 405 says which methods the resource takes (Starlette's ``Allow``).
+        given = (exc.headers or {}).get("Allow", "") if isinstance(exc, HTTPException) else ""
+        allow = ", ".join(sorted(m.strip() for m in given.split(",") if m.strip()))
+        error = MethodNotAllowed(
+            f"Method {request.method} is not allowed on {request.url.path}; allowed: {allow}.",
+            headers={"allow": allow},
+        )
     else:
         error = NotFound(f"Unknown path {request.url.path}.", code="unknown_url")
     return render_error(_metrics(request), error, {})

@@ -20,6 +20,7 @@ from gateway.edge.openapi import openapi_document
 from gateway.errors import GatewayError, NotFound
 from gateway.openai.body import read_body
 from gateway.openai.disconnect import DisconnectWatch
+from gateway.openai.endpoints import GATEWAY_PATHS
 from gateway.openai.json_response import json_response
 from gateway.openai.parse import parse_request
 from gateway.openai.request import Endpoint
@@ -34,7 +35,10 @@ from gateway.security.tenants import visible_models
 
 def routes() -> list[BaseRoute]:
     return [
-        *(Route(path, _handler(endpoint), methods=["POST"]) for path, endpoint in _ENDPOINTS),
+        *(
+            Route(path, _handler(endpoint), methods=["POST"])
+            for path, endpoint in GATEWAY_PATHS.items()
+        ),
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", retrieve_model, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
@@ -51,20 +55,8 @@ def gateway_of(request: Request) -> Gateway:
     return gateway
 
 
-# Every endpoint runs the same path; the endpoint says how its body is read and relayed.
-_ENDPOINTS: tuple[tuple[str, Endpoint], ...] = (
-    ("/v1/chat/completions", "chat"),
-    ("/v1/completions", "completions"),
-    ("/v1/embeddings", "embeddings"),
-    ("/v1/responses", "responses"),
-    ("/tokenize", "tokenize"),
-    ("/detokenize", "detokenize"),
-    ("/v1/rerank", "rerank"),
-    ("/v1/score", "score"),
-)
-
-
 def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    # Every endpoint runs the same path; the endpoint says how its body is read and relayed.
     async def handle(request: Request) -> Response:
         return await _generate(request, endpoint)
 
@@ -169,5 +161,10 @@ async def metrics(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    read_only(request, "openapi")
-    return json_response(openapi_document())
+    policy = read_only(request, "openapi").policy
+    # Built once per policy: a reload brings new limits and model names.
+    cached = getattr(request.app.state, "openapi", None)
+    if cached is None or cached[0] is not policy:
+        cached = (policy, openapi_document(request.app.routes, policy))
+        request.app.state.openapi = cached
+    return json_response(cached[1])

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from loadtests.sim import tokenizer
 from loadtests.sim.generation import (
     Generation,
     GenerationStream,
@@ -118,13 +119,7 @@ class OpenAIHandlers:
     async def completions(self, request: Request) -> Response:
         try:
             body = await read_json(request)
-            prompt = body.get("prompt")
-            if isinstance(prompt, list) and len(prompt) == 1:
-                prompt = prompt[0]
-            if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
-                prompt = " ".join(f"t{t}" for t in prompt)
-            if not isinstance(prompt, str):
-                raise SimRequestError(400, "prompt must be a string or a list of token ids")
+            prompt = prompt_text(body.get("prompt"))
             await self.frontend()
             gen = self.start(body, prompt, "cmpl")
             return await self._respond(request, body, gen, "text_completion", _text_choice)
@@ -185,6 +180,20 @@ class OpenAIHandlers:
             "permission": [],
         }
         return JSONResponse({"object": "list", "data": [card]})
+
+
+def prompt_text(prompt: object) -> str:
+    """A completions prompt as text: a string, token ids, or a batch of either. The simulator
+    answers a batch with one generation over its prompts joined, as it answers ``n`` > 1
+    with one choice."""
+    if isinstance(prompt, str):
+        return prompt
+    ids = tokenizer.token_ids(prompt)
+    if ids is not None:
+        return " ".join(f"t{t}" for t in ids)
+    if isinstance(prompt, list) and all(isinstance(p, str | list) for p in prompt):
+        return "\n".join(prompt_text(p) for p in prompt)
+    raise SimRequestError(400, "prompt must be a string, token ids, or a list of either")
 
 
 def _chat_choice(pieces: list[str], reason: str | None, stream: bool) -> dict[str, Any]:
