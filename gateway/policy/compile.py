@@ -31,7 +31,7 @@ from gateway.rewrite import (
     RewriteConfigError,
     Transform,
 )
-from gateway.schema import Engine, Policy, Pool, Timeouts
+from gateway.schema import Backend, Engine, Policy, Pool, Timeouts
 from gateway.schema.problems import FieldProblem, PolicyError
 from gateway.security.api_keys import KeyRing
 from gateway.security.redact import Redactor, url_passwords
@@ -53,6 +53,9 @@ class BackendSpec:
     max_inflight: int | None  # the policy's hard cap; None: no cap of the gateway's own
     api_key: UpstreamSecret | None = field(default=None, repr=False)
     extra_routes: frozenset[str] = frozenset()  # vLLM routes it serves (tokenize, ...)
+    # How a stream it cut short is continued elsewhere: none | continue_final_message |
+    # assistant_prefill (the policy's ``continue_with``, "auto" resolved by its engine).
+    continue_with: str = "none"
     # Where and how to connect (TLS, proxy), shared by requests and probes; parsed from
     # ``url`` alone when not given.
     origin: Origin = field(init=False, repr=False, compare=False)
@@ -205,6 +208,16 @@ def _classify_config(policy: Policy, model: DifficultyModel | None) -> ClassifyC
     )
 
 
+# What "continue_with: auto" means for each engine.
+_CONTINUES = {Engine.VLLM: "continue_final_message", Engine.LLAMACPP: "assistant_prefill"}
+
+
+def _continue_with(backend: Backend) -> str:
+    if backend.continue_with != "auto":
+        return backend.continue_with
+    return _CONTINUES.get(backend.engine, "none")
+
+
 def policy_digest(policy: Policy) -> str:
     canonical = orjson.dumps(policy.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()
@@ -224,6 +237,7 @@ def _build_pools(
             b.max_inflight,
             secrets.get(b.name),
             frozenset(b.extra_routes),
+            _continue_with(b),
             via=origins[b.name],
         )
         members.setdefault(b.pool, []).append(spec)
