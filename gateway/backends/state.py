@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
 from gateway.backends.scrape import Load, scrapes
@@ -44,6 +45,12 @@ from gateway.policy.compile import BackendSpec, CompiledPolicy
 BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
 PROBE_MIN = 8  # in flight on a replica whose metrics showed no limit yet, at least
 PROBE_FACTOR = 2.0  # ... and up to this many times the most it was seen taking
+
+
+class Movable(Protocol):
+    """A request sent here that has no first token yet, and can still be taken back."""
+
+    def take_back(self) -> None: ...
 
 
 class Health(StrEnum):
@@ -85,6 +92,9 @@ class BackendState:
     own_at_read: float = 0.0  # what this gateway had in flight there at that read
     fresh_s: float = 0.0  # how long such a read is believed
     clock: Callable[[], float] = time.monotonic
+    # The requests sent here still waiting for their first token that can be taken back,
+    # oldest first (``recovery/take_back.py`` picks the last sent).
+    movable: list[Movable] = field(default_factory=list)
     ttft_model: TtftModel = field(default_factory=TtftModel)
     # Prompt tokens it counts per character sent, learned from its ``usage`` (token_count.py).
     token_count: TokenCount = field(default_factory=TokenCount)

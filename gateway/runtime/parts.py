@@ -34,6 +34,7 @@ from gateway.path.dispatch import Dispatcher
 from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
 from gateway.policy.compile import CompiledPolicy
+from gateway.recovery.take_back import to_take_back
 from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
@@ -311,7 +312,14 @@ class Gateway:
         self.metrics.policy_reloads.labels("success" if result.ok else "failure").inc()
 
     def on_load_read(self, state: BackendState) -> None:
-        """A replica's metrics were read: its cap may have risen, and waiters may go."""
+        """A replica's metrics were read: what it shows queued of ours beyond its cap is taken
+        back (``recovery/take_back.py``); its cap may have risen, and waiters may go."""
+        if state.batch_limited and state.reports_waiting:
+            excess = to_take_back(
+                state.movable, state.inflight, state.dispatch_cap, state.load.waiting
+            )
+            for request in excess:
+                request.take_back()
         admission = self.admissions.get(state.spec.pool)
         if admission is not None and admission.queue:
             admission.dispatch()
