@@ -13,13 +13,15 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 from gateway import cluster
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
 from gateway.dashboard.snapshot import snapshot
 from gateway.edge.error_render import error_response, internal_error, not_found
-from gateway.edge.routes import routes
+from gateway.edge.every_answer import EveryAnswer
+from gateway.edge.routes import is_operation, routes
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.path.relay import Proxy
@@ -64,6 +66,8 @@ def build_app(
     app = Starlette(
         routes=routes(),
         lifespan=lifespan,
+        # Every answer has x-gateway-request-id and is in gateway_requests_total.
+        middleware=[Middleware(EveryAnswer, metrics=metrics, operations=is_operation)],
         exception_handlers={
             404: not_found,
             405: not_found,
