@@ -49,6 +49,7 @@ from gateway.admission.objective import Objective
 from gateway.admission.permit import Permit
 from gateway.admission.prefill import PrefillBudget
 from gateway.admission.queue import AdmissionQueue, Lane, Priority, Ticket
+from gateway.admission.refusal_text import refusal_text
 from gateway.admission.retry_after import retry_after_s
 from gateway.errors import GatewayError, ServiceUnavailable
 from gateway.metrics import GatewayMetrics
@@ -379,8 +380,7 @@ class PoolAdmission:
         retry = retry_after_s(ttft_s)
         self._metrics.retry_after.labels(name).observe(retry)
         return ServiceUnavailable(
-            f"Pool '{name}' cannot serve this request in time ({reason.replace('_', ' ')}); "
-            f"predicted time to first token {ttft_s:.1f}s.",
+            refusal_text(name, reason, request, ttft_s, self.objective_s(request), self._clock()),
             code=reason,
             retry_after_s=retry,
             headers={

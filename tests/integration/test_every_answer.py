@@ -55,7 +55,14 @@ def test_every_answer_has_an_id_and_client_answers_are_counted_once(
         metrics = http.get("/metrics").text
     statuses = [a.status_code for a in answers]
     assert statuses == [503, 200, 404, 400, 404, 405, 200]
-    assert refused.json()["error"]["code"] == "objective_unmeetable"
+    refusal = refused.json()["error"]
+    assert refusal["code"] == "objective_unmeetable"
+    # The numbers add up: the prediction from arrival, the objective, the time spent.
+    assert re.fullmatch(
+        r"Pool 'small' cannot serve this request in time: predicted first token at \d+\.\d+ s, "
+        r"past the 2\.0 s objective; \d+\.\d s already spent here\.",
+        refusal["message"],
+    ), refusal["message"]
     ids = [a.headers.get("x-gateway-request-id") for a in [*answers, *operations]]
     assert all(ids), ids
     assert len(set(ids)) == len(ids), ids
