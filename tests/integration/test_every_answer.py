@@ -8,9 +8,14 @@ from __future__ import annotations
 import re
 
 import httpx2 as httpx
+from starlette.requests import Request
+from starlette.responses import Response
 
+from gateway.app import build_app
+from gateway.policy import load_policy_text
 from tests.integration.conftest import GatewayFactory
 from tests.support.policies import single_pool
+from tests.support.servers import serve
 
 CHAT = "/v1/chat/completions"
 GOOD = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
@@ -78,3 +83,20 @@ def test_vllm_probe_and_version_routes(gateway: str) -> None:
     assert health.status_code == ping.status_code == 200
     assert health.json()["status"] == "ready"
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", version.json()["version"])
+
+
+def test_a_bug_of_ours_is_a_counted_500_with_an_id(upstream: str) -> None:
+    app = build_app(load_policy_text(single_pool(upstream)))
+
+    async def broken(request: Request) -> Response:
+        raise RuntimeError("a bug")
+
+    app.add_route("/v1/broken", broken, methods=["GET"])
+    with serve(app) as url:
+        # uvicorn closes the connection after an exception: a new one for the next request.
+        answer = httpx.get(url + "/v1/broken")
+        metrics = httpx.get(url + "/metrics").text
+    assert answer.status_code == 500
+    assert answer.json()["error"]["code"] == "internal_error"
+    assert answer.headers["x-gateway-request-id"]
+    assert counted(metrics) == {"500": 1.0}
