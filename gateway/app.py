@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import threading
 import time
@@ -14,6 +15,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
@@ -21,9 +23,11 @@ from gateway import cluster
 from gateway.backends.discovery import Discovery, Resolver
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
+from gateway.backends.served_context import ServedContexts
 from gateway.dashboard.snapshot import snapshot
-from gateway.edge.error_render import error_response, internal_error, not_found
-from gateway.edge.routes import Handler, hot_routes, routes
+from gateway.edge.error_render import error_response, internal_error, not_found, render_error
+from gateway.edge.every_answer import EveryAnswer, count_unnamed
+from gateway.edge.routes import Handler, hot_routes, is_operation, routes
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.path.relay import Proxy
@@ -74,6 +78,8 @@ def build_app(
         hot=hot_routes(),
         routes=routes(),
         lifespan=lifespan,
+        # Every answer has x-gateway-request-id and is in gateway_requests_total.
+        middleware=[Middleware(EveryAnswer, metrics=metrics, operations=is_operation)],
         exception_handlers={
             404: not_found,
             405: not_found,
@@ -87,10 +93,12 @@ def build_app(
 
 class GatewayApp(Starlette):
     """The Starlette app, with the OpenAI endpoints (``edge/routes.hot_routes``: POST to an
-    exact path) served straight from the ASGI call: no router scan, no exception middlewares
-    wrapping every ``send`` of a stream. Their errors are rendered as Starlette's handlers
-    would (a ``GatewayError`` as itself, anything else as a logged 500, raised on for the
-    server to log too); everything else goes through Starlette."""
+    exact path) served straight from the ASGI call: no router scan, no middleware wrapping
+    every ``send`` of a stream. What the middlewares would do for them is done here: their
+    answers carry a request id and are counted by the request path itself (``EveryAnswer``
+    leaves such answers alone); an escaped refusal is rendered as itself, and a bug as a
+    logged 500, both with an id and counted as ``EveryAnswer`` counts them, the bug raised
+    on for the server to log too. Everything else goes through Starlette."""
 
     def __init__(self, *, hot: Mapping[str, Handler], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -106,11 +114,14 @@ class GatewayApp(Starlette):
         await super().__call__(scope, receive, send)
 
     async def _serve(self, handler: Handler, request: Request, send: Send) -> None:
+        metrics: GatewayMetrics = self.state.gateway.metrics
         try:
             response = await handler(request)
         except GatewayError as exc:
-            response = await error_response(request, exc)
+            response = render_error(metrics, exc, {"x-gateway-request-id": os.urandom(16).hex()})
+            count_unnamed(metrics, exc.http_status())
         except Exception as exc:
+            count_unnamed(metrics, 500)
             await (await internal_error(request, exc))(request.scope, request.receive, send)
             raise
         await response(request.scope, request.receive, send)
@@ -130,13 +141,19 @@ async def _background(gateway: Gateway, upstream: ConnectionPool) -> AsyncIterat
     if found is not None:
         await gateway.holder.rediscover(found)
     await checker.probe_all()
-    loads = LoadWatcher(upstream, lambda: gateway.policy, gateway.pool_states)
+    # Each backend's served context length (vLLM's max_model_len), before serving.
+    served = ServedContexts(
+        upstream, lambda: gateway.policy, gateway.pool_states, gateway.learned_context
+    )
+    await served.ask_new()
+    loads = LoadWatcher(upstream, lambda: gateway.policy, gateway.pool_states, gateway.on_load_read)
     discover = gateway.discovery.run(
         lambda: gateway.policy, gateway.holder.rediscover, checker.probe_all
     )
     tasks = [
         asyncio.create_task(discover, name="discovery"),
         asyncio.create_task(checker.run(), name="health-checker"),
+        asyncio.create_task(served.run(), name="served-context"),
         asyncio.create_task(loads.run(), name="load-watcher"),
         asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),
         asyncio.create_task(

@@ -169,8 +169,14 @@ class GatewayMetrics:
         )
         self.shed = counter(
             "gateway_shed",
-            "Requests refused by admission, by pool, reason and priority",
-            ["pool", "reason", "priority"],
+            "Requests refused by admission, by pool, reason, priority and cause (deadline | "
+            "saturated | hard_cap)",
+            ["pool", "reason", "priority", "cause"],
+        )
+        self.pool_state = gauge(
+            "gateway_pool_state",
+            "1 for each pool's current state (nominal | saturated | overloaded), else 0",
+            ["pool", "state"],
         )
         self.queue_depth = gauge(
             "gateway_queue_depth",

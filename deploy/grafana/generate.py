@@ -138,8 +138,24 @@ def _load_shedding() -> list[Panel]:
             "s",
         ),
         (
-            "Shed per second by reason and priority",
-            [_agg("sum", "pool, reason, priority", f"rate(gateway_shed_total{POOLS}[1m])")],
+            "Pool state (0 nominal, 1 saturated, 2 overloaded)",
+            [
+                (
+                    'max by (pool) (gateway_pool_state{pool=~"$pool",state="saturated"}'
+                    ' + 2 * gateway_pool_state{pool=~"$pool",state="overloaded"})',
+                    "{{pool}}",
+                )
+            ],
+            "short",
+        ),
+        (
+            "Refused per second by cause (deadline, saturated, hard cap) and priority",
+            [_agg("sum", "pool, cause, priority", f"rate(gateway_shed_total{POOLS}[1m])")],
+            "reqps",
+        ),
+        (
+            "Refused per second by reason",
+            [_agg("sum", "pool, reason", f"rate(gateway_shed_total{POOLS}[1m])")],
             "reqps",
         ),
         (
@@ -203,8 +219,29 @@ def _latency() -> list[Panel]:
         ),
         ("Gateway overhead", [(_q99("gateway_overhead_seconds", ""), "p99")], "s"),
         (
-            "Requests by status",
+            "Requests by status (every answer: served, refused, client errors)",
             [_agg("sum", "status", "rate(gateway_requests_total[1m])")],
+            "reqps",
+        ),
+        (
+            "Error rate: share of answers by status class",
+            [
+                (
+                    'sum(rate(gateway_requests_total{status=~"5.."}[5m]))'
+                    " / sum(rate(gateway_requests_total[5m]))",
+                    "5xx (refusals included)",
+                ),
+                (
+                    'sum(rate(gateway_requests_total{status=~"4.."}[5m]))'
+                    " / sum(rate(gateway_requests_total[5m]))",
+                    "4xx",
+                ),
+            ],
+            "percentunit",
+        ),
+        (
+            "Refused per second by tenant limits (429, before any pool is chosen)",
+            [_agg("sum", "type", 'rate(gateway_client_errors_total{status="429"}[1m])')],
             "reqps",
         ),
         (

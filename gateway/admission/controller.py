@@ -1,34 +1,25 @@
-"""Admission for one pool: serve in time or refuse at once, with an honest Retry-After.
+"""Admission for one pool: serve what the fleet can serve, refuse at once what it cannot,
+with an honest Retry-After.
 
-Enforcement only; the algorithms are the pure modules beside it (``objective``, ``hold``,
-``queue``, ``limits``, ``ladder``, ``retry_after``; the backends' TTFT predictor is
-``backends/ttft.py``). A request is first ``check``-ed, which returns a ``Decision`` (a
-value; nothing is counted or raised there):
+Enforcement only; the algorithms are the pure modules beside it (``objective``, ``rules``,
+``saturation``, ``hold``, ``queue``, ``waiters``, ``limits``, ``ladder``, ``retry_after``; the
+replicas' TTFT predictor is ``backends/ttft.py``). ``check`` returns a ``Decision`` (a value;
+nothing is counted or raised there) on
 
     predicted TTFT = wait for a slot (0 when one is free; else from its place in the queue
                      and how long slots are held, ``hold.py``)
-                   + the best replica's predicted TTFT (``backend_ttft``)
+                   + the best replica's predicted TTFT (``FleetView.ttft``)
 
-It is refused when a hard cap is hit (``max_queue``, ``max_queue_long``, ``max_wait_s``), when
-the prediction passes its deadline (``x-gateway-deadline-ms``), when it passes its TTFT
-objective (``objective.py``; critical requests are exempt and are refused only by hard caps),
-or when the overload ladder sheds its priority; or it is told to degrade (the ladder's
-``degrade`` step). ``refusal`` turns a refused decision into the 503 the client gets, with a
-``Retry-After`` of the predicted time until the work ahead has drained.
-
-Then it ``acquire``-s a slot: at once when one is free and nobody waits, otherwise in the
-queue (priority, then give-up time, then arrival; short and long lanes). A waiter gives up at
-the latest time it can still be dispatched in time (its deadline, or arrival + objective -
-predicted replica TTFT) and gets a 503 then, not a timeout. Every waiter is checked again
-whenever the prediction changes (``recheck``: a release, a new waiter ahead, a backend going
-away): one whose expected dispatch is past its give-up time is refused at once. (Admission
-decides on the calibrated, pessimistic wait and the re-check on the expected one: a waiter
-is not dropped on the same margin that let it in.)
-``Permit.release`` frees the slot, feeds the limit algorithm the backend's latency and the
-hold-time estimate the slot's hold time.
-
-With a ``LeaseGate`` (cluster admission), a slot also needs a lease from the gate
-(``lease_pump.py``).
+refused by a hard cap (``max_queue``, ``max_queue_long``, ``max_wait_s``), by ``rules.py``
+(past the deadline; past the objective while the pool is saturated, ``saturation.py``; only
+on predictions that rest on observations), or by the overload ladder when the policy has one.
+``refusal`` turns it into the client's 503 (``refusal.py``). Then ``acquire`` gives a slot at
+once, or after a wait in the queue (priority, give-up time, arrival; short and long lanes);
+a waiter gets its 503 at its give-up time (``rules.give_up_at``), not a timeout, and every
+waiter is re-checked whenever the prediction changes (``recheck``, ``waiters.due``): on the
+expected wait, not the calibrated one that admitted it. ``Permit.release`` frees the slot
+and feeds the limit algorithm, the hold times and the completion rate. With a ``LeaseGate``
+(cluster admission) a slot also needs a lease (``lease_pump.py``).
 
 Parameters: the pool's ``admission`` settings in the policy.
 """
@@ -37,9 +28,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 
 from gateway.admission.decision import PROBE, AdmissionRequest, Decision, Prediction
+from gateway.admission.fleet import FleetView
 from gateway.admission.hold import HoldTimes
 from gateway.admission.ladder import Ladder, Signals, step_of, verdict
 from gateway.admission.lease_gate import LeaseGate
@@ -49,19 +41,15 @@ from gateway.admission.objective import Objective
 from gateway.admission.permit import Permit
 from gateway.admission.prefill import PrefillBudget
 from gateway.admission.queue import AdmissionQueue, Lane, Priority, Ticket
-from gateway.admission.retry_after import retry_after_s
-from gateway.errors import GatewayError, ServiceUnavailable
+from gateway.admission.refusal import Refused, refusal_error
+from gateway.admission.rules import Times, deadline_of, give_up_at, late_reason
+from gateway.admission.saturation import PoolState, Saturation, Waiting
+from gateway.admission.waiters import Waiter, due, waiter_of
+from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import PoolSpec
 
-
-@dataclass(slots=True)
-class _Waiter:
-    granted: asyncio.Future[str | None]
-    prefill: float
-    request: AdmissionRequest
-    client_deadline: float | None
-    expected_s: float  # uncalibrated wait when it joined (``HoldTimes.expected_s``)
+MIN_RELEASES = 3  # slot holds seen before a predicted wait for a slot is evidence
 
 
 class PoolAdmission:
@@ -71,24 +59,22 @@ class PoolAdmission:
         *,
         clock: Callable[[], float],
         metrics: GatewayMetrics,
-        backend_load: Callable[[], tuple[float, float]],
-        backend_ttft: Callable[[float], float | None] = lambda tokens: None,
-        engine_slots: Callable[[], int | None] = lambda: None,
+        fleet: FleetView | None = None,
         leases: LeaseGate | None = None,
     ) -> None:
         self.pool = pool
         self.settings = pool.settings.admission
         self._clock = clock
         self._metrics = metrics
-        self._backend_load = backend_load  # (summed waiting, mean KV usage) of the pool
-        self._backend_ttft = backend_ttft  # best replica's predicted TTFT for a prompt size
-        self._engine_slots = engine_slots  # what the replicas run at once, when known
+        self.fleet = fleet if fleet is not None else FleetView()
+        self.saturation = Saturation()
         self.limit = build_limit(self.settings.limit, pool.capacity)
         self.queue = AdmissionQueue(long_lane_share=self.settings.long_lane_share)
         self.hold = HoldTimes()
         objective = self.settings.objective
         long_from = self.settings.long_prompt_tokens
         self.objective = None if objective is None else Objective.of(objective, long_from)
+        self._deadline_factor = 3.0 if objective is None else objective.deadline_factor
         self.ladder = Ladder(
             tuple(step_of(s) for s in self.settings.ladder), self.settings.hysteresis
         )
@@ -105,14 +91,38 @@ class PoolAdmission:
     def leases(self, gate: LeaseGate | None) -> None:
         self.pump.leases = gate
 
-    # the decision
-
     def predict(self, request: AdmissionRequest) -> Prediction:
-        backend = self._backend_ttft(request.prompt_tokens) or 0.0
+        backend = self.fleet.ttft(request.prompt_tokens) or 0.0
+        supported = self.fleet.supported(request.prompt_tokens)
         slots = self.slots()
         if self._has_free_slot(slots):
-            return Prediction(0.0, backend)
-        return Prediction(self.hold.wait_s(self._ahead(request), slots, self._clock()), backend)
+            return Prediction(0.0, backend, supported)
+        wait = self.hold.wait_s(self._ahead(request), slots, self._clock())
+        return Prediction(wait, backend, supported and self._wait_supported())
+
+    def _wait_supported(self) -> bool:
+        """A wait for a slot is evidence once slot holds were seen and the slots are limits
+        the replicas showed (not probes of their room, which lift within a read)."""
+        return self.hold.releases >= MIN_RELEASES and self.fleet.limits_shown()
+
+    def state(self) -> PoolState:
+        """Nominal, saturated or overloaded, now (``saturation.py``)."""
+        queued = len(self.queue) if self.fleet.limits_shown() else 0
+        hold = max(self.hold.mean_s, 1e-3)
+        capacity = self.slots() / hold if self._wait_supported() else 0.0
+        waiting, deadline = Waiting(queued, self.fleet.waiting()), self._default_deadline_s()
+        return self.saturation.state(self._clock(), waiting, self._probe_wait, deadline, capacity)
+
+    def _probe_wait(self) -> float | None:
+        return probe.wait_s if (probe := self.predict(PROBE)).supported else None
+
+    def arrived(self) -> None:
+        """A request asked this pool (the arrival rate of ``state``)."""
+        self.saturation.arrived(self._clock())
+
+    def _default_deadline_s(self) -> float | None:
+        objective = self.objective_s(PROBE)
+        return None if objective is None else self._deadline_factor * objective
 
     def objective_s(self, request: AdmissionRequest) -> float | None:
         if self.objective is None or request.priority is Priority.CRITICAL:
@@ -121,24 +131,34 @@ class PoolAdmission:
 
     def check(self, request: AdmissionRequest) -> Decision:
         """Admit, degrade or refuse, as a value; never waits, counts or raises."""
+        now = self._clock()
         prediction = self.predict(request)
         objective = self.objective_s(request)
-        reason = self._hard_cap(request) or self._late(request, prediction, objective)
+        times = deadline_of(request, objective, self._deadline_factor, now)
+        state = self.state()
+        decided = Decision(
+            prediction, objective, deadline=times.deadline, saturated=state.saturated
+        )
+        reason = (
+            self._queue_cap(request)
+            or late_reason(request, prediction, times, state, now)
+            or self._wait_cap(request, prediction)
+        )
         if reason is not None:
-            return Decision(prediction, objective, refuse=reason)
+            return replace(decided, refuse=reason)
         self._update_step(prediction.wait_s)
         active = [s.action for s in self.ladder.steps[: self.step]]
         outcome = verdict(active, request.priority)
         if outcome == "shed":
-            return Decision(prediction, objective, refuse=f"overload_step_{self.step}")
+            return replace(decided, refuse=f"overload_step_{self.step}")
         if outcome == "degrade" and request.degradable and self.settings.degrade_to:
-            return Decision(prediction, objective, degrade_to=self.settings.degrade_to)
-        return Decision(prediction, objective)
+            return replace(decided, degrade_to=self.settings.degrade_to)
+        return decided
 
     def refusal(self, request: AdmissionRequest, decision: Decision) -> GatewayError:
         """The error a refused decision becomes (counted as shed)."""
         assert decision.refuse is not None
-        return self._refused(request, decision.refuse, decision.prediction)
+        return self._refused(request, decision.refuse, decision.prediction, decision.deadline)
 
     # the slot
 
@@ -154,14 +174,15 @@ class PoolAdmission:
             if lease is not None:
                 return self._permit(request, 0.0, lease)
         granted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        times, backend_s = self._times(request, decision, start)
         ticket = Ticket(
             priority=request.priority,
             lane=request.lane,
             cost=request.cost,
-            deadline=self._give_up_at(request, decision, start),
+            deadline=give_up_at(times, backend_s, saturated=False),
             enqueued_at=start,
-            payload=_Waiter(
-                granted, tokens, request, request.deadline, self._expected(request, decision)
+            payload=Waiter(
+                granted, tokens, request, times, backend_s, self._expected(request, decision)
             ),
         )
         self.queue.push(ticket)
@@ -173,7 +194,7 @@ class PoolAdmission:
             self._leave(ticket, granted)
             raise
         queued = self._clock() - start
-        self.hold.on_wait(queued, _waiter(ticket).expected_s)
+        self.hold.on_wait(queued, waiter_of(ticket).expected_s)
         self._metrics.queue_wait.labels(self.pool.name).observe(queued)
         return self._permit(request, queued, granted.result())
 
@@ -187,6 +208,7 @@ class PoolAdmission:
     ) -> None:
         self.inflight -= 1
         self.pump.returned(lease)
+        self.saturation.completed(self._clock())
         self.hold.end(self._clock(), held_s)
         if held_s is not None:
             self.hold.on_release(held_s)
@@ -206,28 +228,24 @@ class PoolAdmission:
             self.dispatch()
 
     def recheck(self) -> None:
-        """Refuse, at once, every waiter that can no longer be dispatched in time."""
-        if not self.queue:
+        """Refuse, at once, every waiter that can no longer be dispatched in time (on a wait
+        that rests on observations: a guess refuses nobody, ``_wait_supported``)."""
+        if not self.queue or not self._wait_supported():
             return
         now, tickets = self._clock(), self.queue.ordered()
-        waits, position = self.hold.expected_waits(len(tickets), self.slots(), now), 0
-        for ticket in tickets:
-            if ticket.deadline is not None and ticket.priority is not Priority.CRITICAL:
-                # Admitted on the calibrated (pessimistic) wait, dropped only when even the
-                # expected one is late: it has waited already, and a slot may well come in time.
-                wait = waits[position]
-                if now + wait > ticket.deadline:
-                    # Its whole wait would have been what it waited plus what is still ahead.
-                    self.hold.on_wait(now - ticket.enqueued_at + wait, _waiter(ticket).expected_s)
-                    self._refuse_waiter(ticket, wait)
-                    continue
-            position += 1
+        # Admitted on the calibrated (pessimistic) wait, dropped only when even the expected
+        # one is late: it has waited already, and a slot may well come in time.
+        waits = self.hold.expected_waits(len(tickets), self.slots(), now)
+        for ticket, wait in due(tickets, waits, now, self.state().saturated):
+            # Its whole wait would have been what it waited plus what is still ahead.
+            self.hold.on_wait(now - ticket.enqueued_at + wait, waiter_of(ticket).expected_s)
+            self._refuse_waiter(ticket, wait)
 
     # internals
 
     def slots(self) -> int:
         limit = self.limit.limit
-        engines = self._engine_slots()
+        engines = self.fleet.slots()
         if engines is not None:
             limit = min(limit, engines)
         return limit if self.leases is None else min(limit, self.leases.cap(limit))
@@ -262,16 +280,16 @@ class PoolAdmission:
         tokens = request.prompt_tokens
         return Permit(self, request.cost, queued, clock=self._clock, lease=lease, prefill=tokens)
 
-    def _give_up_at(
+    def _times(
         self, request: AdmissionRequest, decision: Decision | None, now: float
-    ) -> float | None:
-        """The latest dispatch that still meets the deadline and the objective (the one of
-        the ``decision`` that admitted it; without one, only the deadline)."""
-        limits = [] if request.deadline is None else [request.deadline]
-        if decision is not None and decision.objective_s is not None:
-            arrival = request.arrival if request.arrival is not None else now
-            limits.append(arrival + decision.objective_s - decision.prediction.backend_s)
-        return min(limits, default=None)
+    ) -> tuple[Times, float]:
+        """A waiter's limits and its replica's predicted TTFT (the ``decision``'s, or now)."""
+        if decision is None:
+            objective = self.objective_s(request)
+            backend = self.fleet.ttft(request.prompt_tokens) or 0.0
+        else:
+            objective, backend = decision.objective_s, decision.prediction.backend_s
+        return deadline_of(request, objective, self._deadline_factor, now), backend
 
     async def _wait(self, granted: asyncio.Future[str | None], ticket: Ticket) -> None:
         if ticket.deadline is None:
@@ -284,7 +302,7 @@ class PoolAdmission:
             if granted.done() and not granted.cancelled():
                 granted.result()  # decided just as time ran out: a slot, or a refusal
                 return
-            waiter = _waiter(ticket)
+            waiter = waiter_of(ticket)
             self.hold.on_wait(self._clock() - ticket.enqueued_at, waiter.expected_s)
             position = self.queue.ordered().index(ticket)
             wait = self.hold.wait_s(position, self.slots(), self._clock())
@@ -293,7 +311,7 @@ class PoolAdmission:
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
         if granted.done() and not granted.cancelled() and granted.exception() is None:
             # The slot came just as the waiter left: hand it on.
-            self.prefill.done(_waiter(ticket).prefill)
+            self.prefill.done(waiter_of(ticket).prefill)
             self.release(ticket.cost, None, dropped=False, lease=granted.result())
         else:
             self.queue.remove(ticket)
@@ -310,7 +328,7 @@ class PoolAdmission:
     def grant(self, lease: str | None) -> bool:
         """Give a slot (and its lease) to the next live waiter; False when nobody waits."""
         while (ticket := self.queue.pop()) is not None:
-            waiter = _waiter(ticket)
+            waiter = waiter_of(ticket)
             if waiter.granted.done():
                 continue
             self._claim(waiter.prefill)
@@ -319,24 +337,20 @@ class PoolAdmission:
         return False
 
     def _refuse_waiter(self, ticket: Ticket, wait: float) -> None:
-        waiter = _waiter(ticket)
+        waiter = waiter_of(ticket)
         self.queue.remove(ticket)
         if not waiter.granted.done():
             waiter.granted.set_exception(self._late_refusal(ticket, wait))
 
     def _late_refusal(self, ticket: Ticket, wait: float) -> GatewayError:
         """A waiter's refusal: with ``wait`` still to go, it cannot be served in time."""
-        waiter = _waiter(ticket)
+        waiter = waiter_of(ticket)
         prediction = self._after(waiter.request, wait)
         queued = max(0.0, self._clock() - ticket.enqueued_at)
-        return self._refused(waiter.request, self._late_reason(ticket), prediction, queued)
+        reason = waiter.missed(self._clock(), wait)
+        return self._refused(waiter.request, reason, prediction, waiter.times.deadline, queued)
 
-    def _late_reason(self, ticket: Ticket) -> str:
-        client = _waiter(ticket).client_deadline
-        binding = client is not None and ticket.deadline is not None and client <= ticket.deadline
-        return "deadline_unmeetable" if binding else "objective_unmeetable"
-
-    def _hard_cap(self, request: AdmissionRequest) -> str | None:
+    def _queue_cap(self, request: AdmissionRequest) -> str | None:
         if self._has_free_slot(self.slots()):
             return None
         if len(self.queue) >= self.settings.max_queue:
@@ -346,15 +360,7 @@ class PoolAdmission:
             return "long_queue_full"
         return None
 
-    def _late(
-        self, request: AdmissionRequest, prediction: Prediction, objective: float | None
-    ) -> str | None:
-        now = self._clock()
-        if request.deadline is not None and now + prediction.ttft_s > request.deadline:
-            return "deadline_unmeetable"
-        waited = 0.0 if request.arrival is None else max(0.0, now - request.arrival)
-        if objective is not None and waited + prediction.ttft_s > objective:
-            return "objective_unmeetable"
+    def _wait_cap(self, request: AdmissionRequest, prediction: Prediction) -> str | None:
         cap = self.settings.max_wait_s
         critical = request.priority is Priority.CRITICAL
         if cap is not None and prediction.wait_s > cap and not critical:
@@ -362,38 +368,32 @@ class PoolAdmission:
         return None
 
     def _update_step(self, wait: float | None) -> None:
-        waiting, kv = self._backend_load()
+        waiting, kv = self.fleet.load()
         signals = Signals(len(self.queue), wait, waiting, kv)
         self.step = self.ladder.step(signals, self.step)
 
     def _after(self, request: AdmissionRequest, wait_s: float) -> Prediction:
         """A waiter's prediction: its remaining wait, then the best replica's TTFT."""
-        return Prediction(wait_s, self._backend_ttft(request.prompt_tokens) or 0.0)
+        return Prediction(wait_s, self.fleet.ttft(request.prompt_tokens) or 0.0)
 
     def _refused(
-        self, request: AdmissionRequest, reason: str, prediction: Prediction, queued_s: float = 0.0
+        self,
+        request: AdmissionRequest,
+        reason: str,
+        prediction: Prediction,
+        deadline: float | None,
+        queued_s: float = 0.0,
     ) -> GatewayError:
-        name, priority = self.pool.name, request.priority.name.lower()
-        self._metrics.shed.labels(name, reason, priority).inc()
-        ttft_s = prediction.ttft_s
-        retry = retry_after_s(ttft_s)
-        self._metrics.retry_after.labels(name).observe(retry)
-        return ServiceUnavailable(
-            f"Pool '{name}' cannot serve this request in time ({reason.replace('_', ' ')}); "
-            f"predicted time to first token {ttft_s:.1f}s.",
-            code=reason,
-            retry_after_s=retry,
-            headers={
-                # What the refusal was decided on: the wait for a slot, then the replica.
-                "x-gateway-predicted-wait-ms": f"{prediction.wait_s * 1000:.0f}",
-                "x-gateway-predicted-ttft-ms": f"{ttft_s * 1000:.0f}",
-                # 0: refused at arrival; else how long it waited for a slot first.
-                "x-gateway-queue-ms": f"{queued_s * 1000:.0f}",
-            },
+        now = self._clock()
+        arrival = request.arrival if request.arrival is not None else now - queued_s
+        refused = Refused(
+            pool=self.pool.name,
+            reason=reason,
+            priority=request.priority.name.lower(),
+            prediction=prediction,
+            spent_s=max(0.0, now - arrival),
+            queued_s=queued_s,
+            objective_s=self.objective_s(request),
+            deadline_s=None if deadline is None else deadline - arrival,
         )
-
-
-def _waiter(ticket: Ticket) -> _Waiter:
-    waiter = ticket.payload
-    assert isinstance(waiter, _Waiter)
-    return waiter
+        return refusal_error(refused, self._metrics)

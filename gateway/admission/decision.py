@@ -27,6 +27,9 @@ PROBE = AdmissionRequest(Priority.STANDARD, Lane.SHORT, 0.0, None, degradable=Fa
 class Prediction:
     wait_s: float  # for a slot in the gateway's queue
     backend_s: float  # from dispatch to first token, on the best replica now
+    # Both parts rest on observations (not a prior, not beyond what was seen): only such a
+    # prediction may refuse a request (``rules.py``).
+    supported: bool = True
 
     @property
     def ttft_s(self) -> float:
@@ -39,6 +42,8 @@ class Decision:
     objective_s: float | None = None
     refuse: str | None = None  # the reason, when refused
     degrade_to: str | None = None  # the ladder's degrade step
+    deadline: float | None = None  # absolute: the client's, else the pool's default
+    saturated: bool = False  # the pool's state when it was decided
 
     @property
     def unmeetable(self) -> bool:

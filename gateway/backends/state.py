@@ -6,6 +6,28 @@ one as routable before its first probe, a discovered one (``discover``) as unhea
 probe passes. A backend the new policy no longer has is dropped here; requests in flight on
 it keep its state through their lease and finish. A changed
 breaker setting gives the backend a fresh breaker.
+
+How much a replica takes at once comes from evidence, never from a guess that refuses:
+
+- a cap the policy sets (``max_inflight``) is a hard cap;
+- an engine whose metrics were read is sent at most what it was seen to take, times
+  ``PROBE_FACTOR`` (at least ``PROBE_MIN``): its largest running count in a read, or the
+  most in flight whose first tokens came in line with the prediction (``room_seen``); the
+  rest waits in the gateway for a moment while the next read (every ``OVERFLOW_TICK_S``
+  while it is probed) or first token raises the bound. A lower bound learned at low load
+  rises at once on evidence; it is never a limit that refuses (``probing``);
+- a read showing requests waiting while the KV cache had room and it ran its most tells
+  its batch size (``batch_limited``): from then on it is sent that many at once;
+- an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
+
+Its reported queue is believed while the report is fresh (``fresh_s``, two scrape
+intervals): no queueing inside it is predicted while it reports none.
+
+Other gateways (replicas of this one, other clients) show in the same report: what it runs
+and queues beyond what this gateway had sent at the read (``others``). A known batch is
+then shared: this gateway takes what the others leave of it, and at least half of it while
+they use it (two gateways each keeping to half fill it and queue nothing), and the engine's
+queue counts theirs too.
 """
 
 from __future__ import annotations
@@ -15,14 +37,23 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
-from gateway.backends.scrape import Load
+from gateway.backends.scrape import Load, scrapes
 from gateway.backends.token_count import TokenCount
 from gateway.backends.ttft import TtftFeatures, TtftModel
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 
 BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
+PROBE_MIN = 8  # in flight on a replica whose metrics showed no limit yet, at least
+PROBE_FACTOR = 2.0  # ... and up to this many times the most it was seen taking
+
+
+class Movable(Protocol):
+    """A request sent here that has no first token yet, and can still be taken back."""
+
+    def take_back(self) -> None: ...
 
 
 class Health(StrEnum):
@@ -57,6 +88,16 @@ class BackendState:
     batch_full_reads: int = 0  # such reads of the size ``slots_seen``
     batch_read_at: float = -math.inf  # when the last of them was taken
     pending_tokens: float = 0.0
+    # The most in flight at a dispatch whose first token came in line with the prediction
+    # (no queue inside the engine): room it has shown, where its metrics say nothing.
+    room_seen: float = 0.0
+    read_at: float = -math.inf  # when its metrics were last read (the registry's clock)
+    own_at_read: float = 0.0  # what this gateway had in flight there at that read
+    fresh_s: float = 0.0  # how long such a read is believed
+    clock: Callable[[], float] = time.monotonic
+    # The requests sent here still waiting for their first token that can be taken back,
+    # oldest first (``recovery/take_back.py`` picks the last sent).
+    movable: list[Movable] = field(default_factory=list)
     ttft_model: TtftModel = field(default_factory=TtftModel)
     # Prompt tokens it counts per character sent, learned from its ``usage`` (token_count.py).
     token_count: TokenCount = field(default_factory=TokenCount)
@@ -72,14 +113,46 @@ class BackendState:
         )
 
     def _queued_in_engine(self) -> float:
-        beyond = max(0.0, self.inflight - self.slots_seen) if self.slots_seen > 0 else 0.0
-        return max(beyond, self._scraped_queue())
+        """Requests waiting inside the engine: ours and the others' beyond its known batch,
+        or what its fresh report says; none is predicted on a guess."""
+        if self.batch_limited and self.slots_seen > 0:
+            return max(0.0, self.inflight + self.others - self.slots_seen)
+        return self._scraped_queue()
+
+    @property
+    def others(self) -> float:
+        """Requests of others in the engine by its fresh report: all it runs and queues
+        beyond what this gateway had sent at the read."""
+        if not self.report_fresh:
+            return 0.0
+        return max(0.0, self.load.running + self.load.waiting - self.own_at_read)
 
     def _scraped_queue(self) -> float:
-        """Other clients' requests queued in the engine, as far as its metrics tell. Once
-        capped at its batch, a scraped queue is our own from before the cap (stale by up to a
-        scrape interval): only what is in flight beyond the batch counts then."""
-        return 0.0 if self.batch_limited else self.load.waiting
+        """Other clients' requests queued in the engine, as far as its fresh metrics tell.
+        Once capped at its batch, a scraped queue is our own from before the cap (stale by
+        up to a scrape interval): only what is in flight beyond the batch counts then."""
+        if self.batch_limited or not self.report_fresh:
+            return 0.0
+        return self.load.waiting
+
+    @property
+    def metrics_read(self) -> bool:
+        return self.read_at > -math.inf
+
+    @property
+    def report_fresh(self) -> bool:
+        """Its last metrics read is recent enough to be believed."""
+        return self.clock() - self.read_at <= self.fresh_s
+
+    @property
+    def reports_waiting(self) -> bool:
+        """Its own fresh report says requests wait inside it."""
+        return self.report_fresh and self.load.waiting > 0
+
+    def first_token_in_line(self, inflight_at_dispatch: float) -> None:
+        """A first token came as predicted for a dispatch made with this many in flight:
+        the engine had room for them all."""
+        self.room_seen = max(self.room_seen, inflight_at_dispatch)
 
     def next_slot_features(self, uncached_tokens: float) -> TtftFeatures:
         """What a request meets when sent as the next slot frees (it waits in the gateway
@@ -90,12 +163,16 @@ class BackendState:
     def predict_ttft(self, uncached_tokens: float, *, at_next_slot: bool = False) -> float:
         """Calibrated (``TtftModel.upper``): what admission decides on; ``at_next_slot``:
         for a request that waits for a slot here first."""
-        features = (
-            self.next_slot_features(uncached_tokens)
-            if at_next_slot
-            else self.ttft_features(uncached_tokens)
-        )
-        return self.ttft_model.upper(features)
+        return self.ttft_model.upper(self._features(uncached_tokens, at_next_slot))
+
+    def ttft_supported(self, uncached_tokens: float, *, at_next_slot: bool = False) -> bool:
+        """Whether ``predict_ttft`` rests on observations (not a prior, not extrapolated)."""
+        return self.ttft_model.supported(self._features(uncached_tokens, at_next_slot))
+
+    def _features(self, uncached_tokens: float, at_next_slot: bool) -> TtftFeatures:
+        if at_next_slot:
+            return self.next_slot_features(uncached_tokens)
+        return self.ttft_features(uncached_tokens)
 
     def observe_ttft(self, seconds: float, alpha: float) -> None:
         """Fold one TTFT into the exponentially weighted moving average."""
@@ -117,15 +194,31 @@ class BackendState:
 
     @property
     def dispatch_cap(self) -> int:
-        """The most requests the gateway sends here at once: ``max_inflight``, or fewer once
-        the engine's batch limit is known, so the excess waits in the gateway's queue (where
-        admission predicts, re-checks and refuses it in time) instead of the engine's."""
-        if not self.batch_limited or self.slots_seen < 1:
-            return self.spec.max_inflight
-        # Until a second read confirms it, one more may go: were the first read a prefill
-        # chunk's moment, a cap of exactly what ran would keep it from ever running more.
-        probe = 0 if self.batch_known else 1
-        return min(self.spec.max_inflight, int(self.slots_seen) + probe)
+        """The most requests the gateway sends here at once (see the module's docstring):
+        the policy's cap, the engine's known batch, or, while probing, a multiple of what it
+        was seen taking; the excess waits in the gateway's queue (where admission predicts,
+        re-checks and refuses it in time) instead of the engine's."""
+        hard = self.spec.hard_cap
+        if not scrapes(self.spec.engine) or not self.metrics_read:
+            return hard
+        if self.batch_limited and self.slots_seen >= 1:
+            # Until a second read confirms it, one more may go: were the first read a
+            # prefill chunk's moment, a cap of exactly what ran would keep it from ever
+            # running more.
+            probe = 0 if self.batch_known else 1
+            batch = int(self.slots_seen) + probe
+            if self.others > 0:
+                batch = max(math.ceil(batch / 2), batch - math.ceil(self.others))
+            return min(hard, batch)
+        taken = max(self.slots_seen, self.room_seen)
+        return min(hard, max(PROBE_MIN, int(PROBE_FACTOR * taken)))
+
+    @property
+    def probing(self) -> bool:
+        """Capped by what it was seen taking, not by a limit it showed: a cap that queues
+        for a moment and is no evidence that the pool is full."""
+        cap = self.dispatch_cap
+        return cap < self.spec.hard_cap and not self.batch_limited
 
     @property
     def batch_known(self) -> bool:
@@ -136,8 +229,13 @@ class BackendState:
         """More sent than it was ever seen running, its batch size not yet confirmed: the
         next read of its metrics may show that batch full, or running more (``load_watch.py``
         reads it at once)."""
-        # Only an engine whose metrics were seen counting running sequences can tell.
-        return not self.batch_known and 0 < self.slots_seen < self.inflight
+        # Only an engine whose metrics were read can tell.
+        return self.metrics_read and not self.batch_known and self.slots_seen < self.inflight
+
+    @property
+    def shared(self) -> bool:
+        """Its known batch is shared with others: read it often, their use changes."""
+        return self.batch_limited and self.others > 0
 
     @property
     def has_capacity(self) -> bool:
@@ -165,7 +263,9 @@ class BackendRegistry:
                 # A discovered replica gets traffic once a probe passed; a listed one at once.
                 health = Health.UNHEALTHY if spec.discovered else Health.UNKNOWN
                 breaker = CircuitBreaker(settings, self._clock)
-                fresh[spec.name] = BackendState(spec, health=health, breaker=breaker)
+                fresh[spec.name] = BackendState(
+                    spec, health=health, breaker=breaker, clock=self._clock
+                )
         self._states = fresh
 
     def now(self) -> float:

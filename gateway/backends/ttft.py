@@ -29,6 +29,13 @@ dozen requests. Predictions are never below ``floor_s``.
 Error: ``observe`` returns ``observed - predicted`` for the prediction it is given, which is
 what the gateway exports as its prediction error.
 
+Support: a prediction is only as good as the observations near it. The model keeps, per
+feature, the largest value it has learned from (``seen``); a request whose features lie
+beyond ``SUPPORT_SLACK`` times that (plus ``SUPPORT_ABS``, one unit of each) is an
+extrapolation, which ``supported`` says, and which admission never refuses on: it admits
+and learns instead. Before ``MIN_SUPPORT`` observations nothing is supported: a prior is a
+guess, not evidence.
+
 Calibration: decisions use ``upper``, the prediction times the 90th percentile of
 observed / predicted, tracked online with the stochastic quantile update
 
@@ -49,6 +56,11 @@ import numpy as np
 PRIOR = (0.2, 0.5, 0.5, 0.25, 0.01, 0.25)
 # Prior standard deviations of each coefficient: how far the data may move it cheaply.
 PRIOR_SCALE = (0.5, 1.0, 1.0, 0.5, 0.05, 0.5)
+# How far past the largest observed value of a feature a prediction is still supported:
+# times this, plus one unit of the feature (a thousand tokens, one request).
+SUPPORT_SLACK = 1.25
+SUPPORT_ABS = (0.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+MIN_SUPPORT = 3  # observations before any prediction is supported
 _QUANTILE = 0.9  # of observed / predicted, for ``upper``
 _ETA = 0.05  # its step per observation
 
@@ -100,6 +112,7 @@ class TtftModel:
         "_theta",
         "observations",
         "ratio_p90",
+        "seen",
     )
 
     def __init__(
@@ -126,6 +139,7 @@ class TtftModel:
         self.theta = theta0
         self.observations = 0
         self.ratio_p90 = 1.0  # observed / predicted, 90th percentile (at least 1)
+        self.seen = np.zeros(6)  # the largest value of each feature learned from
 
     @property
     def theta(self) -> np.ndarray:
@@ -142,6 +156,13 @@ class TtftModel:
         total = sum(c * x for c, x in zip(self._coefficients, features.values(), strict=True))
         return max(self._floor, total)
 
+    def supported(self, features: TtftFeatures) -> bool:
+        """Whether the observations cover these features (no extrapolation past them)."""
+        if self.observations < MIN_SUPPORT:
+            return False
+        reach = self.seen * SUPPORT_SLACK + np.asarray(SUPPORT_ABS)
+        return bool(np.all(features.vector() <= reach))
+
     def upper(self, features: TtftFeatures) -> float:
         """The prediction, calibrated to be exceeded about one time in ten."""
         return self.predict(features) * self.ratio_p90
@@ -155,6 +176,7 @@ class TtftModel:
         self._b = self._forget * self._b + x * observed_s
         self.theta = np.linalg.solve(self._a + self._prior_a, self._b + self._prior_b)
         self.observations += 1
+        self.seen = np.maximum(self.seen, x)
         ratio = observed_s / max(predicted_s, self._floor)
         step = _QUANTILE - (1.0 if ratio < self.ratio_p90 else 0.0)
         self.ratio_p90 = max(1.0, self.ratio_p90 + _ETA * step)

@@ -76,7 +76,7 @@ def snapshot(metrics: GatewayMetrics, at: float) -> Snapshot:
             if name in COUNTERS:
                 counters[COUNTERS[name]][pool] += value
             if name == SHED:
-                shed[pool][(labels["reason"], labels["priority"])] += value
+                shed[pool][(labels["cause"], labels["priority"])] += value
             elif name in HISTOGRAMS:
                 buckets[HISTOGRAMS[name]][pool][float(labels["le"])] += value
             elif name in GAUGES:

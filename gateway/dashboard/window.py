@@ -1,7 +1,7 @@
 """Rates, means and latency quantiles over a recent window, from snapshots of cumulative metrics.
 
 Algorithm: each snapshot holds, per pool, cumulative counter values, cumulative counts per
-(reason, priority) of refusals, and the cumulative buckets of histograms, stamped with the
+(cause, priority) of refusals, and the cumulative buckets of histograms, stamped with the
 time it was read. A rate is the difference between the newest snapshot and the oldest one
 at most ``over_s`` old, divided by their time apart. A quantile comes from the bucket
 differences over the same span, interpolated linearly inside the bucket that holds it
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 Buckets = tuple[tuple[float, float], ...]  # (upper bound, cumulative count), ascending
-Part = tuple[str, str]  # (reason, priority) of a refusal
+Part = tuple[str, str]  # (cause, priority) of a refusal: deadline | saturated | hard_cap
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,7 @@ class Snapshot:
     histograms: Mapping[str, Mapping[str, Buckets]] = field(default_factory=dict)
     # gauge -> pool -> value when read
     gauges: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    # pool -> (reason, priority) -> cumulative refusals
+    # pool -> (cause, priority) -> cumulative refusals
     shed: Mapping[str, Mapping[Part, float]] = field(default_factory=dict)
 
     def pools(self) -> set[str]:
@@ -54,6 +54,15 @@ class Window:
         while self._snaps and snap.at - self._snaps[0].at > self._max_age_s:
             self._snaps.popleft()
 
+    def plus(self, snap: Snapshot) -> Window:
+        """A copy of this window with ``snap`` added as its newest reading (this one is left
+        as it was); a reading no newer than the newest adds nothing."""
+        copy = Window(self._max_age_s)
+        copy._snaps = deque(self._snaps)
+        if not self._snaps or snap.at > self._snaps[-1].at:
+            copy.add(snap)
+        return copy
+
     def rate(self, counter: str, pool: str, over_s: float) -> float | None:
         span = self._span(over_s)
         if span is None:
@@ -64,7 +73,7 @@ class Window:
         return max(0.0, after - before) / (new.at - old.at)
 
     def shed_rates(self, pool: str, over_s: float) -> dict[Part, float] | None:
-        """Refusals per second by (reason, priority); parts with none in the span left out."""
+        """Refusals per second by (cause, priority); parts with none in the span left out."""
         span = self._span(over_s)
         if span is None:
             return None

@@ -5,8 +5,9 @@ found so far (``discovered.py``). Checks: backend names and URLs are unique, eve
 names a known pool, every declared pool has backends, fallback and degrade pools exist,
 compression has a budget and its summary pool exists, tier rules name known pools and
 models, the routing default pool exists, the difficulty model's file loads and the
-difficulty split's pools are known (``difficulty_routing.py``). The result is hashed (SHA-256
-of the canonical JSON of the validated policy, replicas found included) so the running
+difficulty split's pools are known (``difficulty_routing.py``), and the features it turns on
+are installed (``extras.py``). The result is hashed (SHA-256 of the canonical JSON of the
+validated policy, replicas found included) so the running
 policy can be identified.
 """
 
@@ -27,6 +28,7 @@ from gateway.openai.request import PASS_THROUGH
 from gateway.policy.backend_origins import backend_origins
 from gateway.policy.difficulty_routing import difficulty_routing
 from gateway.policy.discovered import Found, expand
+from gateway.policy.extras import extra_problems
 from gateway.rewrite import (
     ExtraPattern,
     NotePlacement,
@@ -34,13 +36,17 @@ from gateway.rewrite import (
     RewriteConfigError,
     Transform,
 )
-from gateway.schema import Engine, Policy, Pool, Timeouts
+from gateway.schema import Backend, Engine, Policy, Pool, Timeouts
 from gateway.schema.problems import FieldProblem, PolicyError
+from gateway.schema.suggest import did_you_mean
 from gateway.security.api_keys import KeyRing
 from gateway.security.redact import Redactor, url_passwords
 from gateway.security.secrets import UpstreamSecret, secret_from_env
 from gateway.security.tenants import auth_problems, build_admin_keys, build_tenant_keys
 from gateway.upstream.origin import Origin
+
+# In flight at once, for a replica or pool the policy puts no cap on.
+UNBOUNDED = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +56,12 @@ class BackendSpec:
     engine: Engine
     served_model: str
     pool: str
-    max_inflight: int
+    max_inflight: int | None  # the policy's hard cap; None: no cap of the gateway's own
     api_key: UpstreamSecret | None = field(default=None, repr=False)
     extra_routes: frozenset[str] = frozenset()  # vLLM routes it serves (tokenize, ...)
+    # How a stream it cut short is continued elsewhere: none | continue_final_message |
+    # assistant_prefill (the policy's ``continue_with``, "auto" resolved by its engine).
+    continue_with: str = "none"
     # Found by a DNS name (``discover``): no traffic until a health probe passed.
     discovered: bool = False
     # Where and how to connect (TLS, proxy), shared by requests and probes; parsed from
@@ -62,6 +71,11 @@ class BackendSpec:
 
     def __post_init__(self, via: Origin | None) -> None:
         object.__setattr__(self, "origin", via if via is not None else Origin.from_url(self.url))
+
+    @property
+    def hard_cap(self) -> int:
+        """The most it may be sent at once by the policy (``UNBOUNDED`` without a cap)."""
+        return UNBOUNDED if self.max_inflight is None else self.max_inflight
 
     def serves(self, endpoint: str) -> bool:
         """Whether requests of ``endpoint`` may come here (vLLM's own routes: if declared)."""
@@ -80,7 +94,7 @@ class PoolSpec:
 
     @property
     def capacity(self) -> int:
-        return sum(b.max_inflight for b in self.backends)
+        return min(UNBOUNDED, sum(b.hard_cap for b in self.backends))
 
     def serves(self, endpoint: str) -> bool:
         return any(b.serves(endpoint) for b in self.backends)
@@ -136,6 +150,7 @@ def compile_policy(
     policy, discovered = expand(declared, found)
     problems = _cross_reference_problems(policy)
     problems += auth_problems(policy)
+    problems += extra_problems(policy)  # features whose packages this install lacks
     secrets = _upstream_secrets(policy, env, problems)
     origins = backend_origins(policy, env, problems)
     rewrite = _rewrite_config(policy, problems)
@@ -213,6 +228,16 @@ def _classify_config(policy: Policy, model: DifficultyModel | None) -> ClassifyC
     )
 
 
+# What "continue_with: auto" means for each engine.
+_CONTINUES = {Engine.VLLM: "continue_final_message", Engine.LLAMACPP: "assistant_prefill"}
+
+
+def _continue_with(backend: Backend) -> str:
+    if backend.continue_with != "auto":
+        return backend.continue_with
+    return _CONTINUES.get(backend.engine, "none")
+
+
 def policy_digest(policy: Policy) -> str:
     canonical = orjson.dumps(policy.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()
@@ -235,6 +260,7 @@ def _build_pools(
             b.max_inflight,
             secrets.get(b.name),
             frozenset(b.extra_routes),
+            _continue_with(b),
             discovered=b.name in discovered,
             via=origins[b.name],
         )
@@ -257,18 +283,17 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
     known = sorted(pools_with_backends)
     for name, model in policy.models.items():
         if model.pool is not None and model.pool not in pools_with_backends:
-            problems.append(
-                FieldProblem(f"models.{name}.pool", f"unknown pool {model.pool!r} (known: {known})")
-            )
+            problems.append(FieldProblem(f"models.{name}.pool", _unknown_pool(model.pool, known)))
     for name, pool in policy.pools.items():
         if name not in pools_with_backends:
-            problems.append(FieldProblem(f"pools.{name}", "pool has no backends"))
+            hint = did_you_mean(name, known)
+            problems.append(FieldProblem(f"pools.{name}", f"pool has no backends{hint}"))
         for i, other in enumerate(pool.fallback):
             where = f"pools.{name}.fallback[{i}]"
             if other == name:
                 problems.append(FieldProblem(where, "a pool cannot fall back to itself"))
             elif other not in pools_with_backends:
-                problems.append(FieldProblem(where, f"unknown pool {other!r} (known: {known})"))
+                problems.append(FieldProblem(where, _unknown_pool(other, known)))
         degrade = pool.admission.degrade_to
         if degrade is not None and (degrade == name or degrade not in pools_with_backends):
             problems.append(
@@ -284,9 +309,7 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
     for i, rule in enumerate(policy.routing.rules):
         if rule.pool not in pools_with_backends:
             problems.append(
-                FieldProblem(
-                    f"routing.rules[{i}].pool", f"unknown pool {rule.pool!r} (known: {known})"
-                )
+                FieldProblem(f"routing.rules[{i}].pool", _unknown_pool(rule.pool, known))
             )
         if rule.name in rule_names:
             problems.append(FieldProblem(f"routing.rules[{i}].name", "duplicate rule name"))
@@ -294,7 +317,10 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
         for asked in rule.when.model or ():
             if asked not in policy.models:
                 problems.append(
-                    FieldProblem(f"routing.rules[{i}].when.model", f"unknown model {asked!r}")
+                    FieldProblem(
+                        f"routing.rules[{i}].when.model",
+                        f"unknown model {asked!r}{did_you_mean(asked, policy.models)}",
+                    )
                 )
         for tenant in rule.when.tenant or ():
             if tenant not in policy.auth.tenants:
@@ -303,10 +329,12 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
                 )
     default = policy.routing.default_pool
     if default is not None and default not in pools_with_backends:
-        problems.append(
-            FieldProblem("routing.default_pool", f"unknown pool {default!r} (known: {known})")
-        )
+        problems.append(FieldProblem("routing.default_pool", _unknown_pool(default, known)))
     return problems
+
+
+def _unknown_pool(name: str, known: list[str]) -> str:
+    return f"unknown pool {name!r}{did_you_mean(name, known)} (known: {known})"
 
 
 def _compression_problems(

@@ -20,8 +20,10 @@ from prometheus_client import Gauge
 
 from gateway.admission.controller import PoolAdmission
 from gateway.admission.decision import PROBE
+from gateway.admission.fleet import FleetView
 from gateway.admission.lease_gate import LeaseGate
 from gateway.admission.queue import Lane, Priority
+from gateway.admission.saturation import State
 from gateway.backends.breaker import BreakerState
 from gateway.backends.discovery import Discovery
 from gateway.backends.state import BackendRegistry, BackendState, Health
@@ -35,6 +37,8 @@ from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
 from gateway.policy.compile import BackendSpec, CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
+from gateway.policy.served_limits import with_served_context
+from gateway.recovery.take_back import to_take_back
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.rewrite.summaries import SummaryService
@@ -46,6 +50,10 @@ from gateway.upstream import ConnectionPool
 
 def _standard_wait(admission: PoolAdmission) -> float:
     return admission.predict(PROBE).wait_s
+
+
+def _in_state(admission: PoolAdmission, state: State) -> float:
+    return 1.0 if admission.state().state is state else 0.0
 
 
 def _or_nan(value: float | None) -> float:
@@ -230,9 +238,14 @@ class Gateway:
                     pool,
                     clock=self.clock,
                     metrics=self.metrics,
-                    backend_load=partial(self._pool_load, name),
-                    backend_ttft=partial(self._best_ttft, name),
-                    engine_slots=partial(self._engine_slots, name),
+                    fleet=FleetView(
+                        load=partial(self._pool_load, name),
+                        ttft=partial(self._best_ttft, name),
+                        supported=partial(self._ttft_supported, name),
+                        slots=partial(self._engine_slots, name),
+                        limits_shown=partial(self._limits_shown, name),
+                        waiting=partial(self._engine_waiting, name),
+                    ),
                     leases=self.lease_gates(name) if self.lease_gates else None,
                 )
             self._watch_admission(fresh[name])
@@ -251,8 +264,16 @@ class Gateway:
         states = self._states(pool)
         if not states:
             return 0.0, 0.0
-        waiting = sum(s.load.waiting for s in states)
-        return waiting, sum(s.load.kv_usage for s in states) / len(states)
+        return self._engine_waiting(pool), sum(s.load.kv_usage for s in states) / len(states)
+
+    def _engine_waiting(self, pool: str) -> float:
+        """Requests waiting inside the pool's engines, by their fresh reports."""
+        return sum(s.load.waiting for s in self._states(pool) if s.reports_waiting)
+
+    def _limits_shown(self, pool: str) -> bool:
+        """Every routable replica's cap is a limit it showed (or the policy's), none a probe
+        of its room: a queue behind them is evidence that the pool is full."""
+        return not any(s.probing for s in self._states(pool) if s.routable)
 
     def _engine_slots(self, pool: str) -> int | None:
         """What the pool's routable replicas take at once (``BackendState.dispatch_cap``);
@@ -272,23 +293,34 @@ class Gateway:
         """The lowest predicted TTFT among the pool's routable replicas (those with a free
         slot; with none, as the next slot frees), for a prompt that misses the prefix cache
         as often as the replica's recent traffic did."""
+        best = self._best_replica(pool, prompt_tokens)
+        return None if best is None else best[0]
+
+    def _ttft_supported(self, pool: str, prompt_tokens: float) -> bool:
+        """Whether the best replica's prediction rests on its observations."""
+        best = self._best_replica(pool, prompt_tokens)
+        return best is not None and best[1]
+
+    def _best_replica(self, pool: str, prompt_tokens: float) -> tuple[float, bool] | None:
         routable = [s for s in self._states(pool) if s.routable]
         free = [s for s in routable if s.has_capacity]
-        return min(
-            (
-                s.predict_ttft(
-                    prompt_tokens * (1.0 - (s.prefix_hit_rate or 0.0)), at_next_slot=not free
-                )
-                for s in free or routable
-            ),
-            default=None,
-        )
+        later = not free
+        found = [
+            (s.predict_ttft(u, at_next_slot=later), s.ttft_supported(u, at_next_slot=later))
+            for s in free or routable
+            for u in (prompt_tokens * (1.0 - (s.prefix_hit_rate or 0.0)),)
+        ]
+        return min(found, default=None)
 
     def _watch_admission(self, admission: PoolAdmission) -> None:
         m, name = self.metrics, admission.pool.name
         m.concurrency_limit.labels(name).set_function(lambda: admission.limit.limit)
         m.ladder_step.labels(name).set_function(lambda: admission.step)
         m.estimated_wait.labels(name).set_function(partial(_standard_wait, admission))
+        for state in State:
+            m.pool_state.labels(name, state.value).set_function(
+                partial(_in_state, admission, state)
+            )
         objective = admission.objective
         if objective is not None:
             m.ttft_objective.labels(name).set(objective.ttft_s)
@@ -298,8 +330,25 @@ class Gateway:
                     partial(admission.queue.depth, lane, priority)
                 )
 
+    def learned_context(self, served: Mapping[str, int]) -> None:
+        """The backends' served context lengths: pools without ``max_context`` take them."""
+        self.holder.refine(partial(with_served_context, served=served))
+
     def on_reload(self, result: ReloadResult) -> None:
         self.metrics.policy_reloads.labels("success" if result.ok else "failure").inc()
+
+    def on_load_read(self, state: BackendState) -> None:
+        """A replica's metrics were read: what it shows queued of ours beyond its cap is taken
+        back (``recovery/take_back.py``); its cap may have risen, and waiters may go."""
+        if state.batch_limited and state.reports_waiting:
+            excess = to_take_back(
+                state.movable, state.inflight, state.dispatch_cap, state.load.waiting
+            )
+            for request in excess:
+                request.take_back()
+        admission = self.admissions.get(state.spec.pool)
+        if admission is not None and admission.queue:
+            admission.dispatch()
 
     def on_health_change(self, state: BackendState) -> None:
         gauge = self.metrics.backend_healthy.labels(state.name, state.spec.pool)

@@ -13,7 +13,15 @@ from typing import Literal
 from pydantic import Field
 
 from gateway.schema.auth_settings import Auth, KeyHash, RateLimit, Tenant
-from gateway.schema.backend_settings import Backend, BackendTls, Discover, Engine, Health, Model
+from gateway.schema.backend_settings import (
+    Backend,
+    BackendTls,
+    ContinueWith,
+    Discover,
+    Engine,
+    Health,
+    Model,
+)
 from gateway.schema.cache_settings import Cache, CacheRedis, CacheVerify, SemanticCache
 from gateway.schema.pool_settings import (
     Admission,
@@ -24,6 +32,7 @@ from gateway.schema.pool_settings import (
     Limit,
     Objective,
     Pool,
+    Recovery,
     Retry,
     RetryBudget,
     Scheduling,
@@ -83,6 +92,7 @@ __all__ = [
     "Classify",
     "Cluster",
     "Compression",
+    "ContinueWith",
     "DifficultyModelSettings",
     "Discover",
     "Engine",
@@ -102,6 +112,7 @@ __all__ = [
     "PrefixTracking",
     "PriorityName",
     "RateLimit",
+    "Recovery",
     "Retry",
     "RetryBudget",
     "Rewrite",

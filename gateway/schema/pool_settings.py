@@ -113,8 +113,9 @@ class LadderStep(_Strict):
 
 
 class Objective(_Strict):
-    """The time-to-first-token objective admission protects: a request is admitted (or kept
-    waiting) only while its predicted TTFT meets it; critical requests are exempt."""
+    """The time-to-first-token objective admission protects. Below saturation a request is
+    refused only past its deadline; while the pool is saturated (work waiting and arriving
+    faster than it drains), also past its objective. Critical requests are exempt."""
 
     ttft_s: PositiveSeconds = Field(
         default=2.0, description="Objective of short and medium prompts, seconds"
@@ -127,6 +128,14 @@ class Objective(_Strict):
     )
     priority: dict[Literal["critical", "standard", "sheddable"], PositiveSeconds] = Field(
         default_factory=dict, description="ttft_s for one priority instead of the pool's"
+    )
+    deadline_factor: float = Field(
+        default=3.0,
+        ge=1,
+        le=1000,
+        description="A request's deadline when it sends no x-gateway-deadline-ms: this times "
+        "its objective; a request predicted past it is refused at arrival (waiting longer is "
+        "useless), one predicted somewhat late is served while the pool keeps up",
     )
 
 
@@ -203,6 +212,37 @@ class Scheduling(_Strict):
     seed: int = Field(default=0, ge=0)
 
 
+class Recovery(_Strict):
+    """After dispatch: race a late first token, fail over a stalled replica, and continue a
+    stream whose replica dies, on another replica of the pool."""
+
+    hedge: bool = Field(
+        default=True,
+        description="A first token late past its prediction's upper band is raced on another "
+        "replica predicted to be sooner; the first first token wins, the other is cancelled",
+    )
+    hedge_budget: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Hedges are at most this share of the pool's recent requests",
+    )
+    stall_factor: float = Field(
+        default=4.0,
+        ge=1,
+        le=1000,
+        description="A replica that sends no first token within this many times its "
+        "prediction's upper band (at least stall_min_s) is failed over",
+    )
+    stall_min_s: PositiveSeconds = 1.0
+    continue_streams: bool = Field(
+        default=True,
+        description="A stream cut short after some tokens goes on on another replica that "
+        "continues the text so far (backends' continue_with)",
+    )
+    max_continuations: int = Field(default=2, ge=0, le=10, description="Per request")
+
+
 class Pool(_Strict):
     """Settings of a pool; pools are created by the backends that name them."""
 
@@ -219,6 +259,7 @@ class Pool(_Strict):
         description="Pools to try, in order, when this one cannot serve (x-gateway-degraded)",
     )
     scheduling: Scheduling = Scheduling()
+    recovery: Recovery = Recovery()
 
 
 class RetryBudget(_Strict):

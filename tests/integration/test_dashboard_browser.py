@@ -138,9 +138,13 @@ def _incident(gateway: Gateway) -> None:
             m.ttft.labels("small", "short", "miss").observe((1.6 if overload else 0.3) * wave)
             m.ttft_predicted.labels("small").observe((1.8 if overload else 0.35) * wave)
         if overload:
-            m.shed.labels("small", "predicted_late", "sheddable").inc(round(40 * wave))
-            m.shed.labels("small", "predicted_late", "standard").inc(round(10 * wave))
-            m.shed.labels("small", "deadline_exceeded", "standard").inc(i % 3)
+            m.shed.labels("small", "objective_unmeetable", "sheddable", "saturated").inc(
+                round(40 * wave)
+            )
+            m.shed.labels("small", "objective_unmeetable", "standard", "saturated").inc(
+                round(10 * wave)
+            )
+            m.shed.labels("small", "deadline_unmeetable", "standard", "deadline").inc(i % 3)
             for seconds in (4 * wave, 8 * wave):
                 m.retry_after.labels("small").observe(seconds)
         gateway.history.sample(snapshot(m, now - 900 + 5 * i))
@@ -176,9 +180,9 @@ def test_dashboard_shows_the_last_15_minutes_at_load(upstream: str, page: Page) 
     assert charts["queue"]["max"] == 14  # 12 * 1.2, rounded
     assert 8 < charts["retry_after"]["max"] < 10
     for part in (
-        "predicted_late:sheddable",
-        "predicted_late:standard",
-        "deadline_exceeded:standard",
+        "saturated:sheddable",
+        "saturated:standard",
+        "deadline:standard",
     ):
         assert part in shed_legend
     assert objective == "2000"

@@ -115,8 +115,10 @@ def test_load_shedding_shows_the_slo_decisions_per_pool() -> None:
     queried = {_family(m) for expr in exprs for m in _metrics(expr)}
     assert queried >= SHEDDING, SHEDDING - queried
     assert all("$pool" in expr for expr in exprs)  # every panel follows the pool picked
-    shed = next(p for p in dashboard["panels"] if "reason and priority" in p["title"])
-    assert "reason, priority" in shed["targets"][0]["expr"]
+    shed = next(p for p in dashboard["panels"] if "by cause" in p["title"])
+    assert "cause, priority" in shed["targets"][0]["expr"]
+    state = next(p for p in dashboard["panels"] if p["title"].startswith("Pool state"))
+    assert "gateway_pool_state" in state["targets"][0]["expr"]
 
 
 def test_every_queried_metric_exists(gateway: str, client: openai.OpenAI) -> None:

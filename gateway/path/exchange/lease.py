@@ -90,11 +90,14 @@ class Lease:
         self._uncached = backend.token_count.estimate(self._chars) * (1.0 - prefix_match)
         self._features = backend.ttft_features(self._uncached)
         self._predicted = backend.ttft_model.predict(self._features)
+        self._upper = backend.ttft_model.upper(self._features)
+        self._supported = backend.ttft_model.supported(self._features)
         self._observed: float | None = None
         self._pending = True
         backend.pending += 1
         backend.pending_tokens += self._uncached
         backend.inflight += 1
+        self._inflight_at = backend.inflight
         backend.breaker.on_start()
         metrics.inflight.labels(plan.pool.name).inc()
 
@@ -106,6 +109,9 @@ class Lease:
         if self._pending:
             self._not_pending()
             observed = self._observed = self._clock() - self._started
+            if self._supported and observed <= self._upper:
+                # In line with no queue inside the engine: it had room for all we had sent.
+                self.backend.first_token_in_line(self._inflight_at)
             error = self.backend.ttft_model.observe(self._features, observed, self._predicted)
             direction = "under" if error > 0 else "over"  # under-predicted: it took longer
             pool = self.plan.pool.name

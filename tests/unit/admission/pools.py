@@ -7,6 +7,7 @@ from collections.abc import Callable
 from prometheus_client import CollectorRegistry
 
 from gateway.admission.controller import PoolAdmission
+from gateway.admission.fleet import FleetView
 from gateway.metrics import GatewayMetrics
 from gateway.policy import load_policy_text
 
@@ -26,10 +27,12 @@ def pool_admission(
     admission: str = "{}",
     backend_s: float | None = None,
     engine_slots: Callable[[], int | None] = lambda: None,
+    fleet: FleetView | None = None,
 ) -> PoolAdmission:
     """``slots`` slots (the backend's max_inflight); ``backend_s``: the replica's predicted
     TTFT (None: no prediction, as with no routable replica); ``engine_slots``: what the
-    replicas were learned to run at once, read at each decision (None: not known)."""
+    replicas were learned to run at once, read at each decision (None: not known); ``fleet``:
+    every reading of the replicas instead (``backend_s`` and ``engine_slots`` then unused)."""
     policy = load_policy_text(
         f"""
 backends:
@@ -44,7 +47,5 @@ pools:
         policy.pools["p"],
         clock=clock,
         metrics=GatewayMetrics(CollectorRegistry()),
-        backend_load=lambda: (0.0, 0.0),
-        backend_ttft=lambda tokens: backend_s,
-        engine_slots=engine_slots,
+        fleet=fleet or FleetView(ttft=lambda tokens: backend_s, slots=engine_slots),
     )

@@ -163,7 +163,6 @@ pools:
         policy.pools["p"],
         clock=Clock(),
         metrics=GatewayMetrics(CollectorRegistry()),
-        backend_load=lambda: (0.0, 0.0),
     )
     holder = await pool.acquire(_req())
     assert pool.check(_req(degradable=True)).degrade_to is None

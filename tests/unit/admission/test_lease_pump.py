@@ -66,7 +66,6 @@ models:
         policy.pools["p"],
         clock=lambda: 100.0,
         metrics=GatewayMetrics(CollectorRegistry()),
-        backend_load=lambda: (0.0, 0.0),
         leases=gate,
     )
 

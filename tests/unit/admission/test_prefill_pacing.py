@@ -35,7 +35,6 @@ pools:
         policy.pools["p"],
         clock=lambda: 0.0,
         metrics=GatewayMetrics(CollectorRegistry()),
-        backend_load=lambda: (0.0, 0.0),
         leases=gate,
     )
 

@@ -1,9 +1,12 @@
 """SLO-first admission, decision by decision, on a manual clock (no servers, no sleeps).
 
-A pool of ``slots`` slots whose replica is predicted to answer in ``backend_s``; requests
-are admitted while their predicted TTFT meets the objective (2 s by default), refused at
-once (503, Retry-After from the prediction) otherwise, and refused later as soon as the
-prediction says they can no longer make it."""
+A pool of ``slots`` slots whose replica is predicted to answer in ``backend_s``. Below
+saturation a request is refused only past its deadline (3x its 2 s objective by default):
+one that will be somewhat late is served. Once work waits and arrives faster than the pool
+drains it (a burst does that), requests are admitted while their predicted TTFT meets the
+objective, refused at once (503, Retry-After from the prediction) otherwise, and refused
+later as soon as the prediction says they can no longer make it. Predictions that do not
+rest on observations (no slot hold seen yet) refuse nothing."""
 
 from __future__ import annotations
 
@@ -12,10 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from gateway.admission.controller import PoolAdmission
+from gateway.admission.controller import MIN_RELEASES, PoolAdmission
 from gateway.admission.decision import AdmissionRequest
+from gateway.admission.fleet import FleetView
 from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane, Priority
+from gateway.admission.saturation import State
 from gateway.errors import GatewayError
 from tests.support.waiting import until
 from tests.unit.admission.pools import Clock, pool_admission
@@ -48,6 +53,7 @@ class Burst:
         self.tasks: list[asyncio.Task[Permit]] = []
 
     def send(self, request: AdmissionRequest) -> None:
+        self.pool.arrived()  # as the admission stage counts it
         self.tasks.append(asyncio.create_task(self._one(request)))
 
     async def _one(self, request: AdmissionRequest) -> Permit:
@@ -88,48 +94,106 @@ def _release_all(permits: Iterator[Permit] | list[Permit], clock: Clock, held_s:
 
 
 async def _teach_hold(pool: PoolAdmission, clock: Clock, held_s: float) -> None:
-    """One request that held its slot ``held_s``: the pool's first sampled hold."""
-    first = Burst(pool)
-    first.send(_req(clock))
-    await until(first.decided)
-    _release_all(first.granted(), clock, held_s)
+    """Requests one after another, each holding its slot ``held_s``: the pool's sampled
+    holds, enough of them for its waits to be evidence (``MIN_RELEASES``)."""
+    for _ in range(MIN_RELEASES):
+        first = Burst(pool)
+        first.send(_req(clock))
+        await until(first.decided)
+        _release_all(first.granted(), clock, held_s)
+
+
+def _rush(pool: PoolAdmission, requests: int = 20) -> None:
+    """Many requests asked the pool just now (a burst, as far as its arrival rate goes)."""
+    for _ in range(requests):
+        pool.arrived()
+
+
+def _saturated(clock: Clock, backend_s: float, admission: str = "{}") -> PoolAdmission:
+    """A pool whose engines report requests waiting inside them, asked faster than it
+    drains: saturated."""
+    fleet = FleetView(ttft=lambda tokens: backend_s, waiting=lambda: 3.0)
+    pool = pool_admission(slots=2, clock=clock, admission=admission, fleet=fleet)
+    for _ in range(4):
+        pool.arrived()
+    assert pool.state().state is State.SATURATED
+    return pool
+
+
+# (predicted TTFT at the replica, prompt tokens, pool saturated) -> refusal (None: admitted)
+FREE_SLOT: dict[str, tuple[float, float, bool, str | None]] = {
+    "a fast replica": (0.1, 100, False, None),
+    "late but served below saturation": (2.5, 100, False, None),
+    "past the deadline (3 x 2 s), useless": (6.5, 100, False, "deadline_unmeetable"),
+    "fast, saturated": (1.9, 100, True, None),
+    "past the objective, saturated": (2.5, 100, True, "objective_unmeetable"),
+    "a long prompt's objective is longer (3 s), saturated": (2.5, 3000, True, None),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("backend_s", "tokens", "admitted"),
-    [
-        (0.1, 100, True),  # a free slot and a fast replica
-        (1.9, 100, True),
-        (2.5, 100, False),  # a free slot is not enough: the replica is too slow
-        (2.5, 3000, True),  # ... unless the prompt is long (objective 3 s)
-    ],
+    ("backend_s", "tokens", "saturated", "refuse"), FREE_SLOT.values(), ids=FREE_SLOT.keys()
 )
-async def test_a_free_slot_is_admitted_only_if_the_replica_meets_the_objective(
-    backend_s: float, tokens: float, admitted: bool
+async def test_a_late_request_is_served_below_saturation_and_refused_in_it(
+    backend_s: float, tokens: float, saturated: bool, refuse: str | None
 ) -> None:
     clock = Clock(1000.0)
-    pool = _pool(2, clock, backend_s)
+    pool = _saturated(clock, backend_s) if saturated else _pool(2, clock, backend_s)
     decision = pool.check(_req(clock, prompt_tokens=tokens))
-    assert (decision.refuse is None) == admitted
-    if not admitted:
-        assert decision.refuse == "objective_unmeetable"
+    assert decision.refuse == refuse
+    assert decision.saturated is saturated
 
 
-async def test_cold_burst_is_answered_at_once_from_the_conservative_prior() -> None:
-    # 2 slots, nothing ever completed: the prior hold time (5 s) says a queued request waits
-    # until one of the two just taken is given back, 5 s, past the 2 s objective: refused at
-    # arrival, not left to time out.
+async def test_a_prediction_that_rests_on_no_observation_refuses_nothing() -> None:
+    clock = Clock(1000.0)
+    fleet = FleetView(ttft=lambda tokens: 9.0, supported=lambda tokens: False, waiting=lambda: 3.0)
+    pool = pool_admission(slots=2, clock=clock, fleet=fleet)
+    for _ in range(4):
+        pool.arrived()
+    assert pool.state().saturated
+    decision = pool.check(_req(clock))  # past the deadline and the objective, but a guess
+    assert (decision.refuse, decision.prediction.supported) == (None, False)
+
+
+async def test_a_cold_burst_after_holds_were_seen_is_answered_at_arrival() -> None:
+    # 2 slots held 1.5 s each: a queued request waits 1.5 s per place ahead (+0.1 s at the
+    # replica); the burst saturates the pool at once, and what cannot make its 2 s is
+    # refused at arrival, not left to time out.
+    clock = Clock(1000.0)
+    pool = _pool(2, clock)
+    await _teach_hold(pool, clock, 1.5)
+    clock.now += 60.0  # idle: the pool keeps what it learned
+    burst = Burst(pool)
+    for _ in range(300):
+        burst.send(_req(clock))
+    await until(burst.decided)
+    assert (len(burst.granted()), burst.waiting(), len(burst.refused)) == (2, 2, 296)
+    assert {e.http_status() for e in burst.refused} == {503}
+    assert {e.code for e in burst.refused} == {"objective_unmeetable"}
+    burst.cancel()
+
+
+async def test_a_cold_burst_with_nothing_seen_waits_for_evidence_then_is_refused() -> None:
+    # Nothing ever completed: how long a slot is held is unknown, so nobody is refused on a
+    # guess; as soon as releases show it, the waiters that can no longer make their
+    # objective are refused, each by its deadline.
     clock = Clock(1000.0)
     pool = _pool(2, clock)
     burst = Burst(pool)
     for _ in range(300):
         burst.send(_req(clock))
     await until(burst.decided)
-    assert len(burst.granted()) == 2
-    assert len(burst.refused) == 298
-    assert {e.http_status() for e in burst.refused} == {503}
-    assert {e.code for e in burst.refused} == {"objective_unmeetable"}
-    assert {e.response_headers()["retry-after"] for e in burst.refused} == {"6"}  # 5.1 s
+    assert (len(burst.granted()), burst.waiting(), burst.refused) == (2, 298, [])
+    released: list[Permit] = []
+    for _ in range(2):  # two rounds of holds of 0.8 s: four releases seen
+        granted = [p for p in burst.granted() if p not in released]
+        _release_all(granted, clock, 0.8)
+        released += granted
+        await until(burst.decided)
+    late = burst.failed()
+    assert len(late) == 295  # all but the 5 given a slot (the third release refuses)
+    assert {getattr(e, "code", None) for e in late} == {"objective_unmeetable"}
+    assert {e.response_headers()["x-gateway-queue-ms"] for e in late} == {"1600"}  # type: ignore[attr-defined]
     burst.cancel()
 
 
@@ -139,11 +203,12 @@ async def test_after_learning_the_hold_time_the_queue_takes_what_fits(
 ) -> None:
     clock = Clock(1000.0)
     pool = _pool(slots, clock)
-    burst = Burst(pool)
-    for _ in range(slots):
-        burst.send(_req(clock))
-    await until(burst.decided)
-    _release_all(burst.granted(), clock, hold_s)  # the pool learns its hold time
+    for _ in range(2):
+        burst = Burst(pool)
+        for _ in range(slots):
+            burst.send(_req(clock))
+        await until(burst.decided)
+        _release_all(burst.granted(), clock, hold_s)  # the pool learns its hold time
     burst = Burst(pool)
     for _ in range(100):
         burst.send(_req(clock))
@@ -178,6 +243,7 @@ async def test_an_idle_pool_does_not_read_as_stalled() -> None:
 async def test_deadline_that_cannot_be_met_is_refused_at_arrival() -> None:
     clock = Clock(1000.0)
     pool = _pool(2, clock)
+    await _teach_hold(pool, clock, 1.0)
     burst = Burst(pool)
     for _ in range(12):
         burst.send(_req(clock, deadline_ms=500))
@@ -191,11 +257,13 @@ async def test_deadline_that_cannot_be_met_is_refused_at_arrival() -> None:
 async def test_waiters_are_refused_as_soon_as_the_prediction_says_they_are_late() -> None:
     clock = Clock(1000.0)
     pool = _pool(2, clock)
-    burst = Burst(pool)
     for _ in range(2):
-        burst.send(_req(clock))
-    await until(burst.decided)
-    _release_all(burst.granted(), clock, 0.5)  # hold 0.5 s: a queued request waits 0.25 s each
+        burst = Burst(pool)
+        for _ in range(2):
+            burst.send(_req(clock))
+        await until(burst.decided)
+        _release_all(burst.granted(), clock, 0.5)  # hold 0.5 s: a waiter waits 0.25 s each
+    _rush(pool)
     burst = Burst(pool)
     for _ in range(8):
         burst.send(_req(clock))
@@ -220,6 +288,7 @@ async def test_a_waiter_is_admitted_on_the_calibrated_wait_and_dropped_on_the_ex
     pool = _pool(1, clock)
     await _teach_hold(pool, clock, 0.5)  # hold 0.5 s; one slot
     pool.hold.ratio_p90 = 1.5  # past waits ran up to 1.5x the expected ones
+    _rush(pool)
     burst = Burst(pool)
     for _ in range(4):  # the slot, then waits expected 0.5 / 1.0 / 1.5 s, calibrated x1.5
         burst.send(_req(clock))
@@ -339,11 +408,15 @@ async def test_requests_sent_before_the_engines_were_known_stand_ahead_of_waiter
 
 async def test_a_refusal_says_what_it_was_decided_on() -> None:
     clock = Clock()
-    pool = _pool(1, clock, backend_s=2.5)
+    pool = _saturated(clock, backend_s=2.5)
     request = _req(clock)
+    clock.now += 0.2  # it spent 0.2 s in the gateway before this decision
     decision = pool.check(request)
     error = pool.refusal(request, decision)
     assert decision.refuse == "objective_unmeetable"
+    assert error.message.endswith(
+        "predicted first token at 2.7 s, past the 2.0 s objective; 0.2 s already spent here."
+    )
     headers = error.response_headers()
     assert headers["x-gateway-predicted-wait-ms"] == "0"
     assert headers["x-gateway-predicted-ttft-ms"] == "2500"

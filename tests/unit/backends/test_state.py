@@ -6,7 +6,7 @@ import pytest
 
 from gateway.backends.scrape import Load
 from gateway.backends.state import BackendRegistry, BackendState, Health
-from gateway.policy.compile import CompiledPolicy
+from gateway.policy.compile import UNBOUNDED, CompiledPolicy
 from tests.unit.gateway.helpers import policy
 
 BEFORE = """
@@ -17,6 +17,32 @@ models:
   fast: {pool: small}
   smart: {pool: big}
 """
+
+
+# The same with backend "a" an engine whose metrics are read.
+VLLM = BEFORE.replace("pool: small, max_inflight: 4", "pool: small, engine: vllm, max_inflight: 4")
+
+
+def test_an_engine_without_metrics_is_capped_by_the_policy_alone() -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry()  # engine: openai
+    fold_load(state, Load(running=1), 0.0)
+    assert (state.dispatch_cap, state.probing) == (4, False)
+    _, state = _registry(BEFORE.replace("max_inflight: 4", "engine: openai"))
+    assert state.dispatch_cap == UNBOUNDED
+
+
+def test_a_first_token_in_line_raises_the_probe_and_a_full_read_ends_it() -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry(VLLM.replace(", max_inflight: 4", ""))
+    fold_load(state, Load(running=4), 0.0)
+    assert (state.dispatch_cap, state.probing) == (8, True)
+    state.first_token_in_line(8.0)  # eight at once, every first token on time
+    assert state.dispatch_cap == 16
+    fold_load(state, Load(running=10, waiting=3), 1.0)  # ran its most, others waiting
+    assert (state.dispatch_cap, state.probing) == (11, False)
 
 
 def _registry(text: str = BEFORE) -> tuple[BackendRegistry, BackendState]:
@@ -170,32 +196,55 @@ def test_pool_ready(healths: dict[str, Health], ready: dict[str, bool]) -> None:
     assert [s.name for s in registry.in_pool(compiled, "small")] == ["s1", "s2"]
 
 
+# (its batch shown limited, report fresh, in flight, most seen running, reported waiting)
+# -> requests predicted queued inside the engine
+QUEUED: dict[str, tuple[bool, bool, int, float, float, float]] = {
+    "beyond its known batch: queued inside it": (True, True, 10, 4.0, 0.0, 6.0),
+    "within its known batch": (True, True, 3, 4.0, 0.0, 0.0),
+    "no limit shown, fresh report of none: none, however many went": (
+        False, True, 10, 4.0, 0.0, 0.0),
+    "no limit shown, other clients queue there (fresh report)": (
+        False, True, 3, 4.0, 5.0, 5.0),
+    "never saw it run anything: only the report says": (False, True, 10, 0.0, 2.0, 2.0),
+    "a stale report is not believed": (False, False, 3, 4.0, 5.0, 0.0),
+}  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("inflight", "slots_seen", "scraped_waiting", "queued"),
-    [
-        (10, 4.0, 0.0, 6.0),  # beyond the engine's slots: queued inside it, seen fresh
-        (3, 4.0, 0.0, 0.0),
-        (3, 4.0, 5.0, 5.0),  # other clients' requests queue there too (scraped)
-        (10, 0.0, 2.0, 2.0),  # never saw it run anything: only the scrape says
-    ],
+    ("limited", "fresh", "inflight", "slots_seen", "scraped_waiting", "queued"),
+    QUEUED.values(),
+    ids=QUEUED.keys(),
 )
 def test_the_engine_queue_feature(
-    inflight: int, slots_seen: float, scraped_waiting: float, queued: float
+    limited: bool,
+    fresh: bool,
+    inflight: int,
+    slots_seen: float,
+    scraped_waiting: float,
+    queued: float,
 ) -> None:
     _, state = _registry()
-    state.inflight, state.slots_seen = inflight, slots_seen
+    state.inflight, state.slots_seen, state.batch_limited = inflight, slots_seen, limited
     state.load = Load(waiting=scraped_waiting)
+    state.read_at, state.fresh_s = state.clock() - 1.0, 2.0 if fresh else 0.5
     assert state.ttft_features(100.0).engine_waiting == queued
+    assert state.reports_waiting is (fresh and scraped_waiting > 0)
 
 
 # (scraped reads in order, max_inflight) -> the dispatch cap after them
 CAPS: dict[str, tuple[list[Load], int, int]] = {
     "never read: max_inflight": ([], 64, 64),
-    "running, nobody waiting: not full yet": ([Load(running=3)], 64, 64),
+    "running, nobody waiting: probed past what it ran, at least PROBE_MIN": (
+        [Load(running=3)],
+        64,
+        8,
+    ),
+    "running many, nobody waiting: probed at twice that": ([Load(running=20)], 64, 40),
+    "a probe never passes max_inflight": ([Load(running=40)], 64, 64),
     "waiting while it ran fewer than its most: a moment, not its batch": (
         [Load(running=6), Load(running=3, waiting=1)],
         64,
-        64,
+        12,
     ),
     "one full read: one more may go, to find out": ([Load(running=4, waiting=2)], 64, 5),
     "confirmed by a second full read": ([Load(running=4, waiting=2)] * 2, 64, 4),
@@ -214,13 +263,13 @@ CAPS: dict[str, tuple[list[Load], int, int]] = {
         64,
         4,
     ),
-    "waiting because KV is full: not the batch": (
+    "waiting because KV is full: not the batch, still probed": (
         [Load(running=2, waiting=5, kv_usage=0.95)],
         64,
-        64,
+        8,
     ),
     "max_inflight stays the hard limit": ([Load(running=8, waiting=1)] * 2, 5, 5),
-    "a queue but nothing running (starting up)": ([Load(running=0, waiting=3)], 64, 64),
+    "a queue but nothing running (starting up)": ([Load(running=0, waiting=3)], 64, 8),
 }
 
 
@@ -230,7 +279,7 @@ def test_the_dispatch_cap_is_learned_from_a_full_batch(
 ) -> None:
     from gateway.backends.load_watch import fold_load
 
-    _, state = _registry(BEFORE.replace("max_inflight: 4", f"max_inflight: {max_inflight}"))
+    _, state = _registry(VLLM.replace("max_inflight: 4", f"max_inflight: {max_inflight}"))
     for second, load in enumerate(reads):
         fold_load(state, load, float(second))  # the scrape interval: a second apart
     assert state.dispatch_cap == cap
@@ -301,7 +350,36 @@ def test_a_backend_sent_more_than_it_ran_is_read_again_at_once(
 def test_a_batch_size_is_confirmed_by_reads_far_enough_apart(gap_s: float, cap: int) -> None:
     from gateway.backends.load_watch import fold_load
 
-    _, state = _registry(BEFORE.replace("max_inflight: 4", "max_inflight: 64"))
+    _, state = _registry(VLLM.replace("max_inflight: 4", "max_inflight: 64"))
     fold_load(state, Load(running=4, waiting=1), 10.0)
     fold_load(state, Load(running=4, waiting=2), 10.0 + gap_s)
     assert state.dispatch_cap == cap
+
+
+# (our in flight at the read, what it reported running and waiting, our in flight now)
+# -> (the dispatch cap, requests predicted queued inside it) for a known batch of 4
+SHARED: dict[str, tuple[int, Load, int, tuple[int, float]]] = {
+    "ours alone": (4, Load(running=4, waiting=0), 4, (4, 0.0)),
+    "another gateway uses two: what it leaves": (2, Load(running=4, waiting=0), 2, (2, 0.0)),
+    "another uses all four: half is still ours": (0, Load(running=4, waiting=1), 1, (2, 2.0)),
+    "both at half: full, nothing queued": (2, Load(running=4, waiting=0), 2, (2, 0.0)),
+    "theirs queue too, ours beyond half queues": (2, Load(running=4, waiting=3), 3, (2, 4.0)),
+}
+
+
+@pytest.mark.parametrize(
+    ("ours_at_read", "load", "ours_now", "expected"), SHARED.values(), ids=SHARED.keys()
+)
+def test_a_batch_shared_with_other_gateways(
+    ours_at_read: int, load: Load, ours_now: int, expected: tuple[int, float]
+) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry(VLLM.replace(", max_inflight: 4", ""))
+    for second in range(2):  # its batch of 4 known, confirmed by two full reads
+        fold_load(state, Load(running=4, waiting=1), float(second))
+    state.inflight = ours_at_read
+    fold_load(state, load, state.clock())
+    state.inflight = ours_now
+    assert (state.dispatch_cap, state.ttft_features(100.0).engine_waiting) == expected
+    assert state.shared is (state.others > 0)

@@ -97,3 +97,39 @@ def test_upper_tracks_the_90th_percentile_of_under_prediction(
     else:
         assert model.ratio_p90 > expect_above
     assert model.upper(f) == pytest.approx(model.predict(f) * model.ratio_p90)
+
+
+# (features learned from, features asked about) -> supported
+SUPPORT: dict[str, tuple[list[TtftFeatures], TtftFeatures, bool]] = {
+    "nothing learned yet: the prior is no evidence": ([], TtftFeatures(100, 0, 0, 0), False),
+    "inside what was seen": (
+        [TtftFeatures(500, 1000, 2, 3)] * 3,
+        TtftFeatures(400, 800, 2, 2),
+        True,
+    ),
+    "a little past what was seen (x1.25, +1)": (
+        [TtftFeatures(500, 1000, 4, 3)] * 3,
+        TtftFeatures(500, 1000, 6, 4),
+        True,
+    ),
+    "in flight far past anything seen: an extrapolation": (
+        [TtftFeatures(500, 1000, 4, 3)] * 3,
+        TtftFeatures(500, 1000, 60, 3),
+        False,
+    ),
+    "queued inside the engine, never seen: an extrapolation": (
+        [TtftFeatures(500, 1000, 4, 3)] * 3,
+        TtftFeatures(500, 1000, 4, 3, engine_waiting=10),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize(("learned", "asked", "supported"), SUPPORT.values(), ids=SUPPORT.keys())
+def test_a_prediction_is_supported_only_inside_what_was_observed(
+    learned: list[TtftFeatures], asked: TtftFeatures, supported: bool
+) -> None:
+    model = TtftModel()
+    for features in learned:
+        model.observe(features, 0.5, model.predict(features))
+    assert model.supported(asked) is supported

@@ -1,5 +1,6 @@
-"""The admission stage moves a near-call auto route to the smaller pool when its own pool
-cannot meet the TTFT objective and the smaller one can; anything else is refused there."""
+"""The admission stage moves a near-call auto route to the smaller pool when its own pool,
+saturated, cannot meet the TTFT objective and the smaller one can; anything else is refused
+there."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from gateway.admission.controller import PoolAdmission
+from gateway.admission.fleet import FleetView
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.openai.request import ParsedRequest
@@ -33,17 +35,18 @@ pools:
 
 
 def _admissions(large_s: float, small_s: float) -> dict[str, PoolAdmission]:
+    """The large pool saturated (its engines report requests waiting, and it is asked
+    faster than it drains), the small one not."""
     metrics = GatewayMetrics(CollectorRegistry())
-    speeds = {"large": large_s, "small": small_s}
+    speeds = {"large": (large_s, 3.0), "small": (small_s, 0.0)}
     return {
         name: PoolAdmission(
             POLICY.pools[name],
             clock=lambda: 0.0,
             metrics=metrics,
-            backend_load=lambda: (0.0, 0.0),
-            backend_ttft=lambda tokens, s=speed: s,
+            fleet=FleetView(ttft=lambda tokens, s=speed: s, waiting=lambda w=waiting: w),
         )
-        for name, speed in speeds.items()
+        for name, (speed, waiting) in speeds.items()
     }
 
 

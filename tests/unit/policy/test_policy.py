@@ -103,7 +103,7 @@ def test_compiled_backends_carry_their_settings() -> None:
     )
     a = compiled.pools["small"].backends[0]
     assert (a.url, a.served_model, a.max_inflight) == ("http://127.0.0.1:8001", "m", 1)
-    assert compiled.pools["big"].backends[0].max_inflight == 64  # the schema default
+    assert compiled.pools["big"].backends[0].max_inflight is None  # the default: no cap
     assert compiled.pools["small"].capacity == 1
     assert compiled.source.health.failures_to_eject == 3
 
@@ -407,7 +407,7 @@ def test_digest_ignores_formatting_comments_and_explicit_defaults() -> None:
 models: {fast: {pool: small}}
 backends:
   - {pool: small, model: org/small, url: "http://127.0.0.1:8001/", name: small-1,
-     engine: openai, max_inflight: 64}
+     engine: openai, max_inflight: null}
 """
     assert load_policy_text(reformatted).digest == load_policy_text(MINIMAL_POLICY).digest
 
@@ -440,3 +440,22 @@ def test_compile_policy_uses_the_given_source_in_errors() -> None:
     with pytest.raises(PolicyError) as info:
         compile_policy(parsed, source="from-test")
     assert info.value.render().startswith("from-test: invalid policy\n")
+
+
+@pytest.mark.parametrize(
+    ("declared", "engine", "resolved"),
+    [
+        ("", "vllm", "continue_final_message"),
+        ("", "llamacpp", "assistant_prefill"),
+        ("", "tgi", "none"),
+        ("", "openai", "none"),  # a generic server: none unless declared
+        (", continue_with: continue_final_message", "openai", "continue_final_message"),
+        (", continue_with: none", "vllm", "none"),
+    ],
+)
+def test_how_a_backend_continues_a_stream(declared: str, engine: str, resolved: str) -> None:
+    text = (
+        f"backends:\n  - {{name: a, url: http://h:1, model: m, pool: p, engine: {engine}"
+        f"{declared}}}\nmodels:\n  m: {{pool: p}}\n"
+    )
+    assert load_policy_text(text).pools["p"].backends[0].continue_with == resolved

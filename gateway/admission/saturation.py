@@ -1,0 +1,146 @@
+"""Whether a pool keeps up: nominal, saturated or overloaded, from evidence.
+
+States:
+
+- ``nominal``: the fleet keeps up. A request is refused only past its deadline or at a hard
+  cap; one that will be somewhat late is served.
+- ``saturated``: work waits and arrives faster than the pool drains it. Waiting is
+  evidence, not a guess: the gateway's queue while every replica is at a limit it has shown
+  (its known batch, or the policy's cap; never a probe of its room), or an engine's own
+  fresh report of requests waiting inside it. "Faster" is the arrival rate above
+  ``enter_ratio`` times the drain rate. Requests that cannot meet their objective are
+  refused.
+- ``overloaded``: saturated, and a standard request arriving now would wait past the pool's
+  default deadline.
+
+Rates: every arrival (a request asking the pool) and every completion (a slot given back)
+adds ``1 / tau_s`` to a rate that decays by ``exp(-dt / tau_s)`` on the injected clock, so
+each reads as events per second over about the last ``tau_s``. The drain rate is what the
+pool can complete: the larger of its recent completions and its slots over the mean time a
+slot is held (Little's law; given by the controller), so a burst after a quiet spell is
+not taken for an overload while its first completions are still to come. A pool leaves
+``saturated`` when nothing waits any more, or when arrivals fall to ``exit_ratio`` times
+the drain rate or below (hysteresis: a backlog built by a burst is refused against until
+it drains).
+
+Parameters: ``tau_s`` (2 s), ``enter_ratio`` (1.5), ``exit_ratio`` (1.1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class State(StrEnum):
+    NOMINAL = "nominal"
+    SATURATED = "saturated"
+    OVERLOADED = "overloaded"
+
+
+@dataclass(frozen=True, slots=True)
+class PoolState:
+    """A pool's state and why: what the dashboard shows and refusals cite."""
+
+    state: State
+    reason: str
+    arrivals_per_s: float
+    drain_per_s: float
+
+    @property
+    def saturated(self) -> bool:
+        return self.state is not State.NOMINAL
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """The evidence that work waits in a pool, as the controller reads it."""
+
+    queued: int  # in the gateway's queue, behind replicas at a limit they have shown
+    in_engines: float  # requests the engines' fresh reports say wait inside them
+
+    @property
+    def any(self) -> bool:
+        return self.queued > 0 or self.in_engines > 0
+
+    def describe(self) -> str:
+        parts = []
+        if self.queued:
+            parts.append(f"{self.queued} waiting in the gateway")
+        if self.in_engines:
+            parts.append(f"{self.in_engines:g} waiting in the engines")
+        return ", ".join(parts) or "nothing waiting"
+
+
+class Rate:
+    """Events per second over about the last ``tau_s``, exponentially weighted."""
+
+    __slots__ = ("_at", "_tau", "_value")
+
+    def __init__(self, tau_s: float) -> None:
+        if not (math.isfinite(tau_s) and tau_s > 0):
+            raise ValueError(f"tau_s must be a positive number, got {tau_s}")
+        self._tau = tau_s
+        self._value = 0.0
+        self._at = -math.inf
+
+    def add(self, now: float, count: float = 1.0) -> None:
+        self._value = self.read(now) + count / self._tau
+        self._at = now
+
+    def read(self, now: float) -> float:
+        if self._at == -math.inf:
+            return 0.0
+        return self._value * math.exp(-max(0.0, now - self._at) / self._tau)
+
+
+class Saturation:
+    """One pool's detector: feed it arrivals and completions, ask it for the state."""
+
+    __slots__ = ("_enter", "_exit", "_saturated", "arrivals", "completions")
+
+    def __init__(
+        self, *, tau_s: float = 2.0, enter_ratio: float = 1.5, exit_ratio: float = 1.1
+    ) -> None:
+        if not 0 < exit_ratio <= enter_ratio:
+            raise ValueError("need 0 < exit_ratio <= enter_ratio")
+        self.arrivals = Rate(tau_s)
+        self.completions = Rate(tau_s)
+        self._enter = enter_ratio
+        self._exit = exit_ratio
+        self._saturated = False
+
+    def arrived(self, now: float) -> None:
+        self.arrivals.add(now)
+
+    def completed(self, now: float) -> None:
+        self.completions.add(now)
+
+    def state(
+        self,
+        now: float,
+        waiting: Waiting,
+        wait_s: Callable[[], float | None],
+        deadline_s: float | None,
+        capacity_per_s: float = 0.0,
+    ) -> PoolState:
+        """The state now; ``wait_s``: a standard request's predicted wait for a slot (None:
+        not known; asked only of a saturated pool), ``deadline_s``: the pool's default
+        deadline for it (None: none), ``capacity_per_s``: slots over the mean hold."""
+        arrivals = self.arrivals.read(now)
+        drain = max(self.completions.read(now), capacity_per_s)
+        ratio = self._exit if self._saturated else self._enter
+        faster = arrivals > ratio * drain
+        self._saturated = waiting.any and faster
+        rates = f"{arrivals:.1f}/s arriving, {drain:.1f}/s draining"
+        if not self._saturated:
+            why = "keeping up" if not waiting.any else "draining"
+            return PoolState(State.NOMINAL, f"{why}: {rates}", arrivals, drain)
+        reason = f"{waiting.describe()}; {rates}"
+        wait = None if deadline_s is None else wait_s()
+        if wait is not None and deadline_s is not None and wait > deadline_s:
+            reason += f"; a new request would wait {wait:.1f} s, past {deadline_s:.1f} s"
+            return PoolState(State.OVERLOADED, reason, arrivals, drain)
+        return PoolState(State.SATURATED, reason, arrivals, drain)

@@ -1,0 +1,93 @@
+"""The pool state, from evidence: a table of arrival and completion patterns on an injected
+clock, onset and recovery (no servers, no sleeps)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gateway.admission.saturation import Rate, Saturation, State, Waiting
+
+QUEUED = Waiting(queued=5, in_engines=0.0)
+ENGINES = Waiting(queued=0, in_engines=3.0)
+NOTHING = Waiting(queued=0, in_engines=0.0)
+
+
+def _no_wait() -> float | None:
+    return None
+
+
+def test_a_rate_is_events_per_second_over_about_tau() -> None:
+    rate = Rate(2.0)
+    assert rate.read(0.0) == 0.0
+    for i in range(200):  # 10 per second for 20 s
+        rate.add(i / 10)
+    assert rate.read(19.9) == pytest.approx(10.0, rel=0.06)
+    assert rate.read(21.9) == pytest.approx(10.0 * math.exp(-1.0), rel=0.06)  # decays
+
+
+# (arrivals per second, completions per second, waiting) -> the state after 10 s of it
+PATTERNS: dict[str, tuple[float, float, Waiting, State]] = {
+    "keeping up, nothing waits": (5.0, 5.0, NOTHING, State.NOMINAL),
+    "arriving faster, but nothing waits": (10.0, 5.0, NOTHING, State.NOMINAL),
+    "a queue that drains as fast as it fills": (5.0, 5.0, QUEUED, State.NOMINAL),
+    "arriving somewhat faster (1.2x): within the margin": (6.0, 5.0, QUEUED, State.NOMINAL),
+    "arriving 2x faster with a queue": (10.0, 5.0, QUEUED, State.SATURATED),
+    "engines report a queue, 2x faster": (10.0, 5.0, ENGINES, State.SATURATED),
+    "a burst with nothing completing": (10.0, 0.0, QUEUED, State.SATURATED),
+}
+
+
+@pytest.mark.parametrize(
+    ("arrive", "complete", "waiting", "state"), PATTERNS.values(), ids=PATTERNS.keys()
+)
+def test_the_state_of_a_pattern(
+    arrive: float, complete: float, waiting: Waiting, state: State
+) -> None:
+    saturation = Saturation()
+    _feed(saturation, arrive, complete, 0.0, 10.0)
+    found = saturation.state(10.0, waiting, _no_wait, None)
+    assert found.state is state
+    assert found.saturated is (state is not State.NOMINAL)
+    assert found.arrivals_per_s == pytest.approx(arrive, rel=0.1)
+
+
+def test_overloaded_when_a_new_request_would_wait_past_the_deadline() -> None:
+    saturation = Saturation()
+    _feed(saturation, 10.0, 2.0, 0.0, 10.0)
+    assert saturation.state(10.0, QUEUED, lambda: 5.0, 6.0).state is State.SATURATED
+    found = saturation.state(10.0, QUEUED, lambda: 7.5, 6.0)
+    assert found.state is State.OVERLOADED
+    assert "would wait 7.5 s, past 6.0 s" in found.reason
+
+
+def test_onset_and_recovery_with_hysteresis() -> None:
+    saturation = Saturation()
+    _feed(saturation, 5.0, 5.0, 0.0, 10.0)
+    assert not saturation.state(10.0, QUEUED, _no_wait, None).saturated
+    _feed(saturation, 10.0, 5.0, 10.0, 13.0)  # a burst at twice the drain
+    assert saturation.state(13.0, QUEUED, _no_wait, None).saturated
+    _feed(saturation, 6.0, 5.0, 13.0, 25.0)  # back to 1.2x: above 1.0, stays saturated
+    assert saturation.state(25.0, QUEUED, _no_wait, None).saturated
+    _feed(saturation, 4.0, 5.0, 25.0, 35.0)  # below the drain: recovers
+    assert not saturation.state(35.0, QUEUED, _no_wait, None).saturated
+    _feed(saturation, 6.0, 5.0, 35.0, 45.0)  # 1.2x again, from nominal: below 1.3x
+    assert not saturation.state(45.0, QUEUED, _no_wait, None).saturated
+
+
+def test_a_drained_queue_ends_saturation_at_once() -> None:
+    saturation = Saturation()
+    _feed(saturation, 10.0, 2.0, 0.0, 10.0)
+    assert saturation.state(10.0, QUEUED, _no_wait, None).saturated
+    found = saturation.state(10.0, NOTHING, _no_wait, None)
+    assert (found.state, found.reason.split(":")[0]) == (State.NOMINAL, "keeping up")
+
+
+def _feed(saturation: Saturation, arrive: float, complete: float, start: float, end: float) -> None:
+    """Evenly spaced arrivals and completions at these rates over [start, end)."""
+    events = [(start + i / arrive, "a") for i in range(int((end - start) * arrive))]
+    if complete:
+        events += [(start + i / complete, "c") for i in range(int((end - start) * complete))]
+    for at, kind in sorted(events):
+        (saturation.arrived if kind == "a" else saturation.completed)(at)
