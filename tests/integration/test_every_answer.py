@@ -32,18 +32,21 @@ def counted(metrics: str) -> dict[str, float]:
     return by_status
 
 
+# The pool's queue takes nobody: with its one slot taken, a request is refused at once.
+NO_QUEUE = "pools:\n  small: {admission: {max_queue: 0}}\n"
+
+
 def test_every_answer_has_an_id_and_client_answers_are_counted_once(
     upstream: str, start_gateway: GatewayFactory
 ) -> None:
     with (
-        start_gateway(single_pool(upstream, inflight=1)) as url,
+        start_gateway(single_pool(upstream, inflight=1, extra=NO_QUEUE)) as url,
         httpx.Client(base_url=url, timeout=10) as http,
     ):
         slow = {**GOOD, "stream": True, "fake": {"tokens": 3, "itl_s": 0.3}}
         with http.stream("POST", CHAT, json=slow) as first:
             assert first.status_code == 200
-            # One slot, taken, on a cold pool (nothing finished yet to show how long a slot
-            # is held): the default 2 s objective refuses at once.
+            # One slot, taken, and no room to queue: refused at once (queue_full).
             with httpx.Client(base_url=url, timeout=10) as other:
                 refused = other.post(CHAT, json=GOOD)
             list(first.iter_bytes())
@@ -61,11 +64,11 @@ def test_every_answer_has_an_id_and_client_answers_are_counted_once(
     statuses = [a.status_code for a in answers]
     assert statuses == [503, 200, 404, 400, 404, 405, 200]
     refusal = refused.json()["error"]
-    assert refusal["code"] == "objective_unmeetable"
+    assert refusal["code"] == "queue_full"
     # The numbers add up: the prediction from arrival, the objective, the time spent.
     assert re.fullmatch(
-        r"Pool 'small' cannot serve this request in time: predicted first token at \d+\.\d+ s, "
-        r"past the 2\.0 s objective; \d+\.\d s already spent here\.",
+        r"Pool 'small' cannot serve this request in time \(queue full\): predicted first token "
+        r"at \d+\.\d+ s \(objective 2\.0 s\); \d+\.\d s already spent here\.",
         refusal["message"],
     ), refusal["message"]
     ids = [a.headers.get("x-gateway-request-id") for a in [*answers, *operations]]
