@@ -9,6 +9,7 @@ import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry
@@ -17,14 +18,15 @@ from starlette.applications import Starlette
 from gateway import cluster
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
-from gateway.dashboard.snapshot import snapshot
 from gateway.edge.error_render import error_response, internal_error, not_found
 from gateway.edge.routes import routes
 from gateway.errors import GatewayError
+from gateway.host.board import Board
 from gateway.metrics import GatewayMetrics
 from gateway.path.relay import Proxy
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder
+from gateway.runtime.host_worker import host_worker, whole_snapshot
 from gateway.runtime.parts import Gateway
 from gateway.upstream import ConnectionPool
 
@@ -38,10 +40,12 @@ def build_app(
     clock: Callable[[], float] = time.perf_counter,
     registry: CollectorRegistry | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    board: Board | None = None,
 ) -> Starlette:
+    """``board``: the host board of ``serve --workers N`` (this process is one worker)."""
     metrics = GatewayMetrics(registry if registry is not None else CollectorRegistry())
     path = Path(policy_path) if policy_path is not None else None
-    gateway = Gateway.create(policy, path=path, metrics=metrics, clock=clock)
+    gateway = Gateway.create(policy, path=path, metrics=metrics, clock=clock, board=board)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -51,7 +55,11 @@ def build_app(
         gateway.start(Proxy(upstream, clock), upstream, sleep)
         await gateway.caches.start()
         try:
-            async with _background(gateway, upstream), cluster.lifespan(gateway):
+            async with (
+                _background(gateway, upstream),
+                cluster.lifespan(gateway),
+                host_worker(gateway, sleep),
+            ):
                 yield
         finally:
             await gateway.stop()
@@ -91,7 +99,7 @@ async def _background(gateway: Gateway, upstream: ConnectionPool) -> AsyncIterat
         asyncio.create_task(loads.run(), name="load-watcher"),
         asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),
         asyncio.create_task(
-            gateway.history.run(lambda: snapshot(gateway.metrics, gateway.clock())),
+            gateway.history.run(partial(whole_snapshot, gateway)),
             name="dashboard-history",
         ),
     ]

@@ -1,4 +1,5 @@
-"""What the dashboard shows, read from the gateway's registry, live state and history."""
+"""What the dashboard shows, read from the gateway's registry, live state and history (with
+``serve --workers N``: the host's, every worker's figures together)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,20 @@ from typing import Any
 from gateway.backends.state import BackendState
 from gateway.dashboard.history import History, Point, PoolPoint
 from gateway.dashboard.snapshot import ALL, snapshot
-from gateway.dashboard.window import Window
+from gateway.dashboard.window import Snapshot, Window
 from gateway.runtime.parts import Gateway
 
 RATE_WINDOW_S = 10.0
 QUANTILE_WINDOW_S = 60.0
 
 
-def view(gateway: Gateway, window: Window, since: float | None = None) -> dict[str, Any]:
-    """The page's data; ``since`` (a point's ``at``) limits the history to newer points."""
-    now = gateway.clock()
-    window.add(snapshot(gateway.metrics, now))
+def view(
+    gateway: Gateway, window: Window, since: float | None = None, current: Snapshot | None = None
+) -> dict[str, Any]:
+    """The page's data; ``since`` (a point's ``at``) limits the history to newer points;
+    ``current``: the figures now (default: this process's)."""
+    now = gateway.clock() if current is None else current.at
+    window.add(snapshot(gateway.metrics, now) if current is None else current)
     hits = window.rate("cache_hits", ALL, QUANTILE_WINDOW_S)
     lookups = window.rate("cache_lookups", ALL, QUANTILE_WINDOW_S)
     return {
@@ -41,8 +45,8 @@ def _pool(gateway: Gateway, window: Window, name: str) -> dict[str, Any]:
         # nominal | saturated | overloaded, and why: whether a 503 was the fleet's limit
         "state": state.state.value if state is not None else "nominal",
         "state_reason": state.reason if state is not None else "",
-        "queue_depth": len(admission.queue) if admission is not None else 0,
-        "inflight": sum(s.inflight for s in states),
+        "queue_depth": len(admission.queue) + admission.host.queued() if admission else 0,
+        "inflight": sum(s.host_inflight for s in states),
         "limit": admission.limit.limit if admission is not None else None,
         "ladder_step": admission.step if admission is not None else 0,
         "admitted_per_s": window.rate("admitted", name, RATE_WINDOW_S),
@@ -64,7 +68,7 @@ def _backend(state: BackendState) -> dict[str, Any]:
         "pool": state.spec.pool,
         "health": state.health.value,
         "breaker": state.breaker.state.value,
-        "inflight": state.inflight,
+        "inflight": state.host_inflight,
         "waiting": state.load.waiting,
         "kv_usage": state.load.kv_usage,
         "prefix_hit_rate": state.prefix_hit_rate,

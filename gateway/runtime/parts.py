@@ -2,11 +2,14 @@
 
 ``Gateway`` is what the request path's stages are given (``path.flow.Services``): the
 policy holder, backend states, admissions, caches, summaries, the dispatcher and the relay
-(the last two once the lifespan has started the upstream connection pool).
+(the last two once the lifespan has started the upstream connection pool). With a host
+``board`` (``serve --workers N``) backend loads, admission slots and tenant buckets are the
+host's workers' together (``gateway/host/``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +23,7 @@ from prometheus_client import Gauge
 from gateway.admission.controller import PoolAdmission
 from gateway.admission.decision import PROBE
 from gateway.admission.fleet import FleetView
+from gateway.admission.host_slots import ALONE, HostSlots
 from gateway.admission.lease_gate import LeaseGate
 from gateway.admission.queue import Lane, Priority
 from gateway.admission.saturation import State
@@ -28,14 +32,17 @@ from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.cache.live_cache import CacheHolder
 from gateway.dashboard.history import History
 from gateway.dashboard.window import Window
+from gateway.host.board import Board
+from gateway.host.buckets import HostRateLimiter
+from gateway.host.shares import BackendShare, PoolShare
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import RequestContext
 from gateway.path.dispatch import Dispatcher
 from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
-from gateway.policy.compile import CompiledPolicy
-from gateway.recovery.take_back import to_take_back
+from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.policy.reload import PolicyHolder, ReloadResult
+from gateway.recovery.take_back import own_cap, to_take_back
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.rewrite.summaries import SummaryService
@@ -83,9 +90,11 @@ class Gateway:
     started_at: int = field(default_factory=lambda: int(time.time()))
     lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
     rate_limits: TenantRateLimits = field(init=False)
+    board: Board | None = None  # the host's, with ``serve --workers N``
 
     def __post_init__(self) -> None:
-        self.rate_limits = TenantRateLimits(self.clock)
+        local = HostRateLimiter(self.board, self.clock) if self.board is not None else None
+        self.rate_limits = TenantRateLimits(self.clock, local=local)
 
     @classmethod
     def create(
@@ -95,14 +104,17 @@ class Gateway:
         path: Path | None,
         metrics: GatewayMetrics,
         clock: Callable[[], float],
+        board: Board | None = None,
     ) -> Gateway:
+        share = partial(BackendShare, board) if board is not None else None
         gateway = cls(
             PolicyHolder(policy),
-            BackendRegistry(clock),
+            BackendRegistry(clock, share),
             metrics,
             clock,
             Scheduler(clock),
             Reporter(clock, metrics=metrics),
+            board=board,
         )
         gateway.caches = CacheHolder(metrics, clock)
         gateway.holder = PolicyHolder(
@@ -225,9 +237,19 @@ class Gateway:
                         waiting=partial(self._engine_waiting, name),
                     ),
                     leases=self.lease_gates(name) if self.lease_gates else None,
+                    host=self._host_slots(pool),
                 )
             self._watch_admission(fresh[name])
         self.admissions = fresh
+
+    def _host_slots(self, pool: PoolSpec) -> HostSlots:
+        """The pool's slots on the host board, per admission settings: an admission that a
+        reload replaced drains its holders on its own cells."""
+        if self.board is None:
+            return ALONE
+        settings = pool.settings.admission.model_dump_json() + str(pool.capacity)
+        digest = hashlib.blake2b(settings.encode(), digest_size=6).hexdigest()
+        return PoolShare(self.board, f"{pool.name}:{digest}")
 
     def attach_lease_gates(self, gates: Callable[[str], LeaseGate]) -> None:
         """Cluster admission started: every pool's slots now also need its gate's lease."""
@@ -315,9 +337,8 @@ class Gateway:
         """A replica's metrics were read: what it shows queued of ours beyond its cap is taken
         back (``recovery/take_back.py``); its cap may have risen, and waiters may go."""
         if state.batch_limited and state.reports_waiting:
-            excess = to_take_back(
-                state.movable, state.inflight, state.dispatch_cap, state.load.waiting
-            )
+            cap = own_cap(state.inflight, state.host_inflight, state.dispatch_cap)
+            excess = to_take_back(state.movable, state.inflight, cap, state.load.waiting)
             for request in excess:
                 request.take_back()
         admission = self.admissions.get(state.spec.pool)
