@@ -7,6 +7,7 @@ import argparse
 import gc
 import json
 import logging
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,6 +47,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--workers",
+        type=_positive,
+        help="processes serving the port as one gateway (default: the cores available, "
+        "at most 8; 1: one process)",
+    )
     serve.set_defaults(func=_serve)
 
     check = sub.add_parser("check", help="validate and compile a policy file")
@@ -127,6 +134,21 @@ def _hash_key(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
+
+
+def load_or_report(path: str | Path) -> CompiledPolicy | None:
+    """The compiled policy, or None once its problems are printed."""
+    return _load(path)
+
+
 def _load(path: str | Path) -> CompiledPolicy | None:
     """The compiled policy, or None once its problems are printed."""
     try:
@@ -160,7 +182,12 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    return serve_policy(args.policy, host=args.host, port=args.port, log_level=args.log_level)
+    from gateway.commands.workers import default_workers
+
+    workers = args.workers if args.workers is not None else default_workers()
+    return serve_policy(
+        args.policy, host=args.host, port=args.port, log_level=args.log_level, workers=workers
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -181,18 +208,32 @@ def _demo(args: argparse.Namespace) -> int:
         return 1
 
 
-def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> int:
-    """Load the policy (exit 1 if it is invalid) and serve it until interrupted."""
-    from gateway.app import build_app
-
+def configure_logging(log_level: str) -> None:
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     # httpx logs every upstream request at INFO: far too loud for a proxy.
     logging.getLogger("httpx2").setLevel(logging.WARNING)
+
+
+def serve_policy(
+    path: str | Path, *, host: str, port: int, log_level: str, workers: int = 1
+) -> int:
+    """Load the policy (exit 1 if it is invalid) and serve it until interrupted: in this
+    process, or with ``workers`` > 1 in that many worker processes (``workers.py``)."""
+    from gateway.app import build_app
+
+    configure_logging(log_level)
     policy = _load(path)
     if policy is None:
         return 1
+    if workers > 1:
+        from gateway.commands.workers import serve_workers
+
+        drain_s = policy.source.server.drain_timeout_s
+        return serve_workers(
+            str(path), host=host, port=port, log_level=log_level, workers=workers, drain_s=drain_s
+        )
     access = write_in_background(logging.getLogger(ACCESS_LOGGER), sys.stdout)
     app = build_app(policy, policy_path=path)
     # Everything loaded so far lives as long as the process: keep it out of the collector's
@@ -200,21 +241,29 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     gc.collect()
     gc.freeze()
     try:
-        _run_uvicorn(app, policy, host=host, port=port, log_level=log_level)
+        run_uvicorn(app, policy, host=host, port=port, log_level=log_level)
     finally:
         access.stop()
     return 0
 
 
-def _run_uvicorn(
-    app: Starlette, policy: CompiledPolicy, *, host: str, port: int, log_level: str
+def run_uvicorn(
+    app: Starlette,
+    policy: CompiledPolicy,
+    *,
+    log_level: str,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    sock: socket.socket | None = None,
 ) -> None:
+    """Serve ``app`` on ``host:port``, or on the listening ``sock`` (a worker's)."""
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
 
     from gateway.security.slow_clients import header_timeout_protocol
 
     server = policy.source.server
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -228,6 +277,10 @@ def _run_uvicorn(
         # the rest (which closes their upstream connections, so backends stop generating).
         timeout_graceful_shutdown=policy.source.server.drain_timeout_s,
     )
+    runner = uvicorn.Server(config)
+    runner.run(sockets=None if sock is None else [sock])
+    if not runner.started:
+        sys.exit(STARTUP_FAILURE)  # as uvicorn.run does: the lifespan failed, or the bind
 
 
 def _route(args: argparse.Namespace) -> int:

@@ -1,0 +1,219 @@
+"""``latency-gateway serve --workers N``: N processes on one port that are one gateway.
+
+The supervisor (the process that was started) makes the host's folder (under ``/dev/shm``
+where the host has it) with the host board (``gateway/host/board.py``: every worker's
+backend loads, admission slots and rate-limit buckets), binds the port once and starts N
+workers on that socket, each a fresh interpreter (``spawn``) that attaches to the board,
+claims a row, builds the app on the policy file and serves with uvicorn as one process
+would (the kernel hands each new connection to one of them). It then only watches:
+
+- a worker that dies is started again on the same socket (its row is freed: what it held
+  stops counting); one that could not start (exit ``STARTUP_FAILURE``: a policy that does
+  not load, say) stops the whole gateway instead of looping;
+- SIGINT or SIGTERM goes to every worker, which drains as one process does (the policy's
+  ``server.drain_timeout_s``); a worker still running ``KILL_MARGIN_S`` after that is
+  killed, then the folder is removed;
+- SIGHUP goes to every worker, each reloading its policy file.
+
+Every worker hashes strings alike (``PYTHONHASHSEED``, random per start, is set for them),
+so their prefix-index block hashes agree (``scheduling/prefix_index.py``).
+
+Parameters: ``workers`` (N), ``KILL_MARGIN_S``, ``RESTART_BACKOFF_S`` (between restarts of
+a worker that keeps dying).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import multiprocessing
+import os
+import secrets
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from types import FrameType
+
+from gateway.access_log import ACCESS_LOGGER, write_in_background
+from gateway.host.board import Board
+
+log = logging.getLogger(__name__)
+
+STARTUP_FAILURE = 3  # a worker's exit code when it could not start serving
+KILL_MARGIN_S = 5.0
+RESTART_BACKOFF_S = 1.0
+MAX_DEFAULT_WORKERS = 8
+
+
+def default_workers() -> int:
+    """The cores this process may run on, at most ``MAX_DEFAULT_WORKERS``."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DEFAULT_WORKERS))
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSettings:
+    """What a worker needs to start (sent to it when it is spawned)."""
+
+    policy_path: str
+    folder: str
+    log_level: str
+
+
+def host_folder() -> Path:
+    """A new private folder for the board and the workers' sockets (in memory if it can)."""
+    shm = Path("/dev/shm")
+    base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="latency-gateway-", dir=base))
+
+
+def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
+    """The listening socket every worker accepts on."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(backlog)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_workers(
+    policy_path: str, *, host: str, port: int, log_level: str, workers: int, drain_s: float
+) -> int:
+    """Run ``workers`` worker processes on ``host:port`` until SIGINT/SIGTERM; the exit code."""
+    folder = host_folder()
+    board = Board.create(folder, rows=2 * workers)
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        board.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
+        return 1
+    # The same string hashes in every worker (prefix blocks), random per start.
+    os.environ["PYTHONHASHSEED"] = str(secrets.randbelow(2**32))
+    settings = WorkerSettings(str(policy_path), str(folder), log_level)
+    supervisor = Supervisor(settings, sock, workers, drain_s)
+    try:
+        return supervisor.run()
+    finally:
+        sock.close()
+        board.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class Supervisor:
+    def __init__(
+        self, settings: WorkerSettings, sock: socket.socket, workers: int, drain_s: float
+    ) -> None:
+        self._settings = settings
+        self._sock = sock
+        self._context = multiprocessing.get_context("spawn")
+        self._processes: list[BaseProcess | None] = [None] * workers
+        self._started_at = [0.0] * workers
+        self._drain_s = drain_s
+        self._signals: list[int] = []
+
+    def _start(self, index: int) -> None:
+        process = self._context.Process(
+            target=run_worker, args=(self._settings, self._sock), name=f"gateway-worker-{index}"
+        )
+        process.start()
+        self._processes[index] = process
+        self._started_at[index] = time.monotonic()
+        log.info("worker %d started (pid %s)", index, process.pid)
+
+    def run(self) -> int:
+        def note(signum: int, frame: FrameType | None) -> None:
+            self._signals.append(signum)
+
+        handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        previous = {sig: signal.signal(sig, note) for sig in handled}
+        try:
+            for index in range(len(self._processes)):
+                self._start(index)
+            code = self._watch()
+            self._stop_all()
+            return code
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _watch(self) -> int:
+        while True:
+            while self._signals:
+                sig = self._signals.pop(0)
+                if sig == signal.SIGHUP:
+                    self._send(signal.SIGHUP)
+                else:
+                    return 0
+            for index, process in enumerate(self._processes):
+                if process is None or process.is_alive():
+                    continue
+                process.join()
+                if process.exitcode == STARTUP_FAILURE:
+                    log.error("worker %d could not start; stopping the gateway", index)
+                    return 1
+                log.warning("worker %d (pid %s) died (exit %s); starting it again",
+                            index, process.pid, process.exitcode)  # fmt: skip
+                if time.monotonic() - self._started_at[index] < RESTART_BACKOFF_S:
+                    time.sleep(RESTART_BACKOFF_S)
+                self._start(index)
+            time.sleep(0.1)
+
+    def _send(self, sig: int) -> None:
+        for process in self._processes:
+            if process is not None and process.pid is not None and process.is_alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, sig)
+
+    def _stop_all(self) -> None:
+        self._send(signal.SIGTERM)
+        deadline = time.monotonic() + self._drain_s + KILL_MARGIN_S
+        for process in self._processes:
+            if process is None:
+                continue
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                log.warning("worker pid %s still running after the drain; killing it", process.pid)
+                process.kill()
+                process.join()
+
+
+def run_worker(settings: WorkerSettings, sock: socket.socket) -> None:
+    """A worker's life: attach to the board, build the app, serve on ``sock`` until told to
+    stop (exit ``STARTUP_FAILURE`` when it cannot start)."""
+    from gateway.commands.cli import configure_logging, load_or_report, run_uvicorn
+
+    configure_logging(settings.log_level)
+    policy = load_or_report(settings.policy_path)
+    if policy is None:
+        sys.exit(STARTUP_FAILURE)
+    from gateway.app import build_app
+
+    board = Board.attach(Path(settings.folder))
+    board.claim_row()
+    access = write_in_background(logging.getLogger(ACCESS_LOGGER), sys.stdout)
+    app = build_app(policy, policy_path=settings.policy_path, board=board)
+    gc.collect()
+    gc.freeze()
+    try:
+        run_uvicorn(app, policy, sock=sock, log_level=settings.log_level)
+    finally:
+        access.stop()
+        board.release_row()
