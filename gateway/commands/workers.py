@@ -2,14 +2,17 @@
 
 The supervisor (the process that was started) makes the host's folder (under ``/dev/shm``
 where the host has it) with the host board (``gateway/host/board.py``: every worker's
-backend loads, admission slots and rate-limit buckets), binds the port once and starts N
-workers on that socket, each a fresh interpreter (``spawn``) that attaches to the board,
-claims a row, builds the app on the policy file and serves with uvicorn as one process
-would (the kernel hands each new connection to one of them). It then only watches:
+backend loads, admission slots and rate-limit buckets), binds the port N times (one
+listening socket per worker, ``SO_REUSEPORT``: the kernel spreads new connections evenly
+over them by their addresses' hash, where one shared socket hands most of them to whichever
+worker is awake, which keep-alive clients then stay on) and starts N workers, each a fresh
+interpreter (``spawn``) that attaches to the board, claims a row, builds the app on the
+policy file and serves its socket with uvicorn as one process would. It then only watches:
 
-- a worker that dies is started again on the same socket (its row is freed: what it held
-  stops counting); one that could not start (exit ``STARTUP_FAILURE``: a policy that does
-  not load, say) stops the whole gateway instead of looping;
+- a worker that dies is started again on the same socket, which the supervisor keeps
+  open (its row is freed: what it held stops counting); one that could not start (exit
+  ``STARTUP_FAILURE``: a policy that does not load, say) stops the whole gateway instead of
+  looping;
 - SIGINT or SIGTERM goes to every worker, which drains as one process does (the policy's
   ``server.drain_timeout_s``); a worker still running ``KILL_MARGIN_S`` after that is
   killed, then the folder is removed;
@@ -78,10 +81,11 @@ def host_folder() -> Path:
 
 
 def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
-    """The listening socket every worker accepts on."""
+    """One worker's listening socket on ``host:port`` (others may bind the same port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host, port))
     except OSError:
@@ -98,9 +102,13 @@ def serve_workers(
     """Run ``workers`` worker processes on ``host:port`` until SIGINT/SIGTERM; the exit code."""
     folder = host_folder()
     board = Board.create(folder, rows=2 * workers)
+    sockets: list[socket.socket] = []
     try:
-        sock = bind(host, port)
+        for _ in range(workers):
+            sockets.append(bind(host, port))
     except OSError as exc:
+        for sock in sockets:
+            sock.close()
         board.close()
         shutil.rmtree(folder, ignore_errors=True)
         print(f"serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
@@ -108,30 +116,33 @@ def serve_workers(
     # The same string hashes in every worker (prefix blocks), random per start.
     os.environ["PYTHONHASHSEED"] = str(secrets.randbelow(2**32))
     settings = WorkerSettings(str(policy_path), str(folder), log_level)
-    supervisor = Supervisor(settings, sock, workers, drain_s)
+    supervisor = Supervisor(settings, sockets, drain_s)
     try:
         return supervisor.run()
     finally:
-        sock.close()
+        for sock in sockets:
+            sock.close()
         board.close()
         shutil.rmtree(folder, ignore_errors=True)
 
 
 class Supervisor:
     def __init__(
-        self, settings: WorkerSettings, sock: socket.socket, workers: int, drain_s: float
+        self, settings: WorkerSettings, sockets: list[socket.socket], drain_s: float
     ) -> None:
         self._settings = settings
-        self._sock = sock
+        self._sockets = sockets  # one per worker
         self._context = multiprocessing.get_context("spawn")
-        self._processes: list[BaseProcess | None] = [None] * workers
-        self._started_at = [0.0] * workers
+        self._processes: list[BaseProcess | None] = [None] * len(sockets)
+        self._started_at = [0.0] * len(sockets)
         self._drain_s = drain_s
         self._signals: list[int] = []
 
     def _start(self, index: int) -> None:
         process = self._context.Process(
-            target=run_worker, args=(self._settings, self._sock), name=f"gateway-worker-{index}"
+            target=run_worker,
+            args=(self._settings, self._sockets[index]),
+            name=f"gateway-worker-{index}",
         )
         process.start()
         self._processes[index] = process
