@@ -58,7 +58,7 @@ def build_app(
             async with (
                 _background(gateway, upstream),
                 cluster.lifespan(gateway),
-                host_worker(gateway, sleep),
+                host_worker(gateway),
             ):
                 yield
         finally:

@@ -1,10 +1,8 @@
 """Admission for one pool: serve what the fleet can serve, refuse at once what it cannot,
-with an honest Retry-After.
-
-Enforcement only; the algorithms are the pure modules beside it (``objective``, ``rules``,
-``saturation``, ``hold``, ``queue``, ``waiters``, ``limits``, ``ladder``, ``retry_after``; the
-replicas' TTFT predictor is ``backends/ttft.py``). ``check`` returns a ``Decision`` (a value;
-nothing is counted or raised there) on
+with an honest Retry-After. Enforcement only; the algorithms are the pure modules beside it
+(``objective``, ``rules``, ``saturation``, ``hold``, ``queue``, ``waiters``, ``limits``,
+``ladder``, ``retry_after``; the replicas' TTFT predictor is ``backends/ttft.py``).
+``check`` returns a ``Decision`` (a value; nothing is counted or raised there) on
 
     predicted TTFT = wait for a slot (0 when one is free; else from its place in the queue
                      and how long slots are held, ``hold.py``)
@@ -199,6 +197,7 @@ class PoolAdmission:
             ),
         )
         self.queue.push(ticket)
+        self.host.publish_queue(len(self.queue))  # siblings' releases must reach it
         self.pump.kick()
         self.recheck()  # it may stand ahead of others now
         try:

@@ -26,7 +26,9 @@ def encoded(snap: Snapshot) -> bytes:
             "at": snap.at,
             "counters": snap.counters,
             "histograms": {
-                k: {pool: list(b) for pool, b in v.items()} for k, v in snap.histograms.items()
+                # Bounds as text: JSON has no infinity ("+Inf" bucket).
+                k: {pool: [[repr(le), n] for le, n in b] for pool, b in v.items()}
+                for k, v in snap.histograms.items()
             },
             "gauges": snap.gauges,
             "shed": {

@@ -10,6 +10,7 @@ completion rates as (value, when) pairs, which a reader decays to its own now
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from gateway.host.board import Board
@@ -46,13 +47,15 @@ class BackendShare:
 
 
 class PoolShare:
-    """One pool's cells (``admission.host_slots.HostSlots``)."""
+    """One pool's cells (``admission.host_slots.HostSlots``); ``wake`` is called when a
+    request starts waiting here (the worker then watches its siblings' releases)."""
 
-    __slots__ = ("_board", "_slot")
+    __slots__ = ("_board", "_slot", "_wake")
 
-    def __init__(self, board: Board, pool: str) -> None:
+    def __init__(self, board: Board, pool: str, wake: Callable[[], None] | None = None) -> None:
         self._board = board
         self._slot = board.slot(f"p:{pool}")
+        self._wake = wake
 
     def locked(self) -> AbstractContextManager[None]:
         return self._board.lock()
@@ -68,6 +71,8 @@ class PoolShare:
 
     def publish_queue(self, queued: int) -> None:
         self._board.put(self._slot, QUEUED, float(queued))
+        if queued and self._wake is not None:
+            self._wake()
 
     def publish_rates(
         self, arrivals: tuple[float, float], completions: tuple[float, float]

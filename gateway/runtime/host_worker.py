@@ -5,9 +5,12 @@ While the app runs, a worker with a host board (``Gateway.board``):
 
 - answers its siblings on its socket (``host/peers.py``): ``metrics`` (its Prometheus text),
   ``snapshot`` (its dashboard figures), ``reload`` (reload its policy file; the result);
-- every ``TICK_S`` shows its pools' queues and rates on the board and hands slots that its
-  siblings gave back to its own waiters (a sibling's release wakes nobody here); the cost
-  is one wake-up per tick and, per pool, a few stores and, with waiters, a ``dispatch``;
+- every ``TICK_S`` while it has waiters, else every ``IDLE_TICK_S`` (and as soon as a
+  request starts waiting, ``Gateway.host_wake``), shows its pools' queues and rates on the
+  board and hands slots that its siblings gave back to its own waiters (a sibling's release
+  wakes nobody here); the cost is one wake-up per tick and, per pool, a few stores and,
+  with waiters, a ``dispatch``: 10 wake-ups a second while no request waits, so an
+  unsaturated worker pays next to nothing for it;
 - every ``SWEEP_S`` frees the board rows of workers that are gone (what they held stops
   counting);
 - on exit, gives its row back.
@@ -16,7 +19,8 @@ While the app runs, a worker with a host board (``Gateway.board``):
 and its siblings' (those that answer within ``ASK_TIMEOUT_S``), each worker's Prometheus
 series labelled ``worker``. Without a board they are this process's alone.
 
-Parameters: ``TICK_S`` (10 ms), ``SWEEP_S`` (1 s), ``ASK_TIMEOUT_S`` (2 s).
+Parameters: ``TICK_S`` (10 ms), ``IDLE_TICK_S`` (100 ms), ``SWEEP_S`` (1 s),
+``ASK_TIMEOUT_S`` (2 s).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -42,14 +46,13 @@ from gateway.runtime.parts import Gateway
 log = logging.getLogger(__name__)
 
 TICK_S = 0.01
+IDLE_TICK_S = 0.1
 SWEEP_S = 1.0
 ASK_TIMEOUT_S = 2.0
 
 
 @contextlib.asynccontextmanager
-async def host_worker(
-    gateway: Gateway, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-) -> AsyncIterator[None]:
+async def host_worker(gateway: Gateway) -> AsyncIterator[None]:
     """Run this worker's part of the host (nothing without a board)."""
     board = gateway.board
     if board is None:
@@ -67,7 +70,7 @@ async def host_worker(
 
     handlers = {"metrics": metrics, "snapshot": snap, "reload": reload}
     async with answering(board, handlers):
-        tick = asyncio.create_task(_tick(gateway, board, sleep), name="host-tick")
+        tick = asyncio.create_task(_tick(gateway, board), name="host-tick")
         try:
             yield
         finally:
@@ -76,20 +79,25 @@ async def host_worker(
             board.release_row()
 
 
-async def _tick(gateway: Gateway, board: Board, sleep: Callable[[float], Awaitable[None]]) -> None:
+async def _tick(gateway: Gateway, board: Board) -> None:
     swept = gateway.clock()
     while True:
+        waiting = False
         for admission in list(gateway.admissions.values()):
             admission.publish()
             if admission.queue:
                 admission.dispatch()
+                waiting = waiting or bool(admission.queue)
         now = gateway.clock()
         if now - swept >= SWEEP_S:
             swept = now
             gone = board.sweep()
             if gone:
                 log.warning("workers gone from the host board (rows %s): their load is freed", gone)
-        await sleep(TICK_S)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(TICK_S if waiting else IDLE_TICK_S):
+                await gateway.host_wake.wait()
+        gateway.host_wake.clear()
 
 
 async def whole_metrics(gateway: Gateway) -> bytes:

@@ -9,6 +9,7 @@ host's workers' together (``gateway/host/``).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import time
@@ -91,6 +92,7 @@ class Gateway:
     lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
     rate_limits: TenantRateLimits = field(init=False)
     board: Board | None = None  # the host's, with ``serve --workers N``
+    host_wake: asyncio.Event = field(default_factory=asyncio.Event)  # a request waits
 
     def __post_init__(self) -> None:
         local = HostRateLimiter(self.board, self.clock) if self.board is not None else None
@@ -249,7 +251,7 @@ class Gateway:
             return ALONE
         settings = pool.settings.admission.model_dump_json() + str(pool.capacity)
         digest = hashlib.blake2b(settings.encode(), digest_size=6).hexdigest()
-        return PoolShare(self.board, f"{pool.name}:{digest}")
+        return PoolShare(self.board, f"{pool.name}:{digest}", self.host_wake.set)
 
     def attach_lease_gates(self, gates: Callable[[str], LeaseGate]) -> None:
         """Cluster admission started: every pool's slots now also need its gate's lease."""
