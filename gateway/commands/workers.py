@@ -28,6 +28,8 @@ a worker that keeps dying).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import gc
 import logging
 import multiprocessing
@@ -53,6 +55,7 @@ STARTUP_FAILURE = 3  # a worker's exit code when it could not start serving
 KILL_MARGIN_S = 5.0
 RESTART_BACKOFF_S = 1.0
 MAX_DEFAULT_WORKERS = 8
+PR_SET_PDEATHSIG = 1
 
 
 def default_workers() -> int:
@@ -206,11 +209,22 @@ class Supervisor:
                 process.join()
 
 
+def _die_with_the_supervisor() -> None:
+    """Linux: this worker gets SIGTERM when its supervisor dies, however it died (a worker
+    left behind would hold its socket with nobody to stop it)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() == 1:  # it died before the call
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def run_worker(settings: WorkerSettings, sock: socket.socket) -> None:
     """A worker's life: attach to the board, build the app, serve on ``sock`` until told to
     stop (exit ``STARTUP_FAILURE`` when it cannot start)."""
     from gateway.commands.cli import configure_logging, load_or_report, run_uvicorn
 
+    _die_with_the_supervisor()
     configure_logging(settings.log_level)
     policy = load_or_report(settings.policy_path)
     if policy is None:

@@ -47,15 +47,16 @@ class BackendShare:
 
 
 class PoolShare:
-    """One pool's cells (``admission.host_slots.HostSlots``); ``wake`` is called when a
-    request starts waiting here (the worker then watches its siblings' releases)."""
+    """One pool's cells (``admission.host_slots.HostSlots``); ``wake`` is called when the
+    queue here grows (the worker then watches its siblings' releases)."""
 
-    __slots__ = ("_board", "_slot", "_wake")
+    __slots__ = ("_board", "_queued", "_slot", "_wake")
 
     def __init__(self, board: Board, pool: str, wake: Callable[[], None] | None = None) -> None:
         self._board = board
         self._slot = board.slot(f"p:{pool}")
         self._wake = wake
+        self._queued = 0
 
     def locked(self) -> AbstractContextManager[None]:
         return self._board.lock()
@@ -71,7 +72,8 @@ class PoolShare:
 
     def publish_queue(self, queued: int) -> None:
         self._board.put(self._slot, QUEUED, float(queued))
-        if queued and self._wake is not None:
+        grew, self._queued = queued > self._queued, queued
+        if grew and self._wake is not None:
             self._wake()
 
     def publish_rates(

@@ -40,7 +40,9 @@ async def test_a_slot_held_by_one_worker_is_not_free_for_another(tmp_path: Path)
     assert (a.inflight, b.inflight, a.host.held(), b.host.held()) == (1, 1, 1, 1)
     waiter = asyncio.create_task(b.acquire(REQUEST))
     await until(lambda: len(b.queue) == 1, what="the third request waits: the host is full")
-    assert woken  # its worker was told to watch its siblings' releases
+    assert woken == ["b"]  # its worker was told to watch its siblings' releases
+    b.publish()  # the tick shows the same queue: no new wake (that would spin the tick)
+    assert woken == ["b"]
     assert a.predict(REQUEST).wait_s > 0  # the other worker sees no free slot either
     held[0].release(latency_s=0.1, dropped=False)  # a's slot frees; a has nobody waiting
     await asyncio.sleep(0)
