@@ -25,12 +25,10 @@ Parameters: ``rows`` (workers at once, a restarted one included), ``slots`` (nam
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import mmap
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 MAGIC = 0x4C47424F41524431  # "LGBOARD1"
@@ -70,6 +68,21 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
+class _Lock:
+    """``flock`` on the board's lock file, as a context manager."""
+
+    __slots__ = ("_fd",)
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def __enter__(self) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+
 class Board:
     """One mapping of the board; each worker attaches its own."""
 
@@ -85,6 +98,7 @@ class Board:
         self._rows_at = self._owners_at + rows
         self._shared_at = self._rows_at + rows * slots * CELLS
         self._lock_fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        self._lock = _Lock(self._lock_fd)
         self._known: dict[str, int] = {}
         self.row = -1  # this worker's, once claimed
 
@@ -133,14 +147,9 @@ class Board:
         self._map.close()
         os.close(self._lock_fd)
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
+    def lock(self) -> _Lock:
         """The board's lock, across processes (held for microseconds; blocks briefly)."""
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        return self._lock
 
     # the directory
 
@@ -227,13 +236,11 @@ class Board:
 
     def others(self, slot: int, cell: int) -> float:
         """The sum of a figure over every row but this worker's."""
-        cells, stride = self._cells, self.slots * CELLS
+        stride = self.slots * CELLS
         at = self._rows_at + slot * CELLS + cell
-        total = 0.0
-        for row in range(self.rows):
-            if row != self.row:
-                total += cells[at + row * stride]
-        return total
+        column = self._cells[at : at + self.rows * stride : stride]
+        mine = column[self.row] if self.row >= 0 else 0.0
+        return float(sum(column)) - mine
 
     def shared(self, slot: int, cell: int) -> float:
         return self._cells[self._shared_at + slot * SHARED + cell]

@@ -14,7 +14,10 @@ rows go to ``results/<name>.json`` and ``.md``.
 
 Scaling: ``ratio`` is N workers' tokens/s over one worker's in the same run; near-linear is
 ``ratio >= 0.8 x N`` while N is at most the cores free for the gateway (client and upstream
-take some of them here).
+take some of them here). On a shared machine the gateways get what the scheduler leaves
+them, so the report also extrapolates from CPU efficiency: N workers on N free cores relay
+about N x (their tokens per CPU-second / one worker's) x one worker's tokens/s. Last, what
+the host board's operations cost (``costs.py``).
 
 Parameters: ``--workers`` (comma-separated), ``--tokens``, ``--connections``, ``--round-s``,
 ``--rounds``, ``--port`` (nginx's; the gateways take the next ones), ``--name``.
@@ -39,6 +42,7 @@ from gateway.children import running
 from loadtests.kit.ports import free_port
 from loadtests.kit.processes import gateway_cmd
 from loadtests.workers.canned import nginx_conf, temp_dirs, write_canned, wrk_script
+from loadtests.workers.costs import board_costs
 
 HERE = Path(__file__).resolve().parent
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -94,7 +98,7 @@ def _servers(args: argparse.Namespace, root: Path) -> Iterator[dict[int, tuple[s
         stack.enter_context(running([nginx, "-c", str(conf)], [up], root / "nginx.log"))
         for offset, workers in enumerate(args.workers, start=1):
             port = args.ports[offset]
-            argv = [*gateway_cmd(policy, port), "--workers", str(workers), "--log-level", "warning"]
+            argv = [*gateway_cmd(policy, port, workers), "--log-level", "warning"]
             url = f"http://127.0.0.1:{port}"
             log = root / f"gateway-{workers}.log"
             proc = stack.enter_context(running(argv, [url + "/readyz"], log, timeout_s=120))
@@ -127,12 +131,27 @@ def _summary(rows: list[dict[str, Any]], workers: list[int]) -> dict[int, dict[s
         out[n] = {
             "tokens_per_s": round(tps, 1),
             "tokens_per_cpu_s": round(sum(per_cpu) / len(per_cpu), 1) if per_cpu else 0.0,
-            "cpu_cores_used": round(sum(r["gateway_cpu_s"] for r in mine) / (len(mine) * 1.0), 2),
+            "cores_used": round(sum(r["cores_used"] for r in mine) / len(mine), 2),
         }
     base = out[workers[0]]["tokens_per_s"]
     for n in workers:
         out[n]["ratio"] = round(out[n]["tokens_per_s"] / base, 3) if base else 0.0
     return out
+
+
+def _extrapolation(summary: dict[int, dict[str, float]]) -> list[str]:
+    """N workers on N free cores relay N times what one worker's core does, times their CPU
+    efficiency against one worker's (tokens per CPU-second)."""
+    ones = next(iter(summary.values()))["tokens_per_cpu_s"]
+    lines = []
+    for n, s in summary.items():
+        efficiency = s["tokens_per_cpu_s"] / ones if ones else 0.0
+        lines.append(
+            f"- {n} worker(s): {efficiency:.2f} of one worker's tokens per CPU-second: "
+            f"with {n} free cores, {n * efficiency:.2f} x one worker's tokens/s "
+            f"(near-linear needs {0.8 * n:.1f})"
+        )
+    return lines
 
 
 def _report(
@@ -155,11 +174,17 @@ def _report(
         )
     lines += [
         "",
-        "| workers | mean tokens/s | x one worker | tokens per CPU-s |",
-        "|---|---|---|---|",
+        "| workers | mean tokens/s | x one worker | tokens per CPU-s | gateway cores used |",
+        "|---|---|---|---|---|",
     ]
     for n, s in summary.items():
-        lines.append(f"| {n} | {s['tokens_per_s']} | {s['ratio']} | {s['tokens_per_cpu_s']} |")
+        lines.append(
+            f"| {n} | {s['tokens_per_s']} | {s['ratio']} | {s['tokens_per_cpu_s']} "
+            f"| {s['cores_used']} |"
+        )
+    lines += ["", "Extrapolated to free cores:", *_extrapolation(summary)]
+    lines += ["", "Host board, microseconds per operation:"]
+    lines += [f"- {name}: {us} us" for name, us in meta["board_costs_us"].items()]
     return "\n".join(lines) + "\n"
 
 
@@ -207,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_after": [round(x, 2) for x in load_after],
         "cores": len(os.sched_getaffinity(0)),
         "python": sys.version.split()[0],
+        "board_costs_us": board_costs(),
     }
     report = _report(rows, summary, meta)
     print(report)
