@@ -32,6 +32,7 @@ import ctypes
 import ctypes.util
 import gc
 import logging
+import math
 import multiprocessing
 import os
 import secrets
@@ -58,13 +59,27 @@ MAX_DEFAULT_WORKERS = 8
 PR_SET_PDEATHSIG = 1
 
 
-def default_workers() -> int:
-    """The cores this process may run on, at most ``MAX_DEFAULT_WORKERS``."""
+def default_workers(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The cores this process may run on (its CPU affinity, and its cgroup's CPU quota where
+    one is set, as in a container with a CPU limit), at most ``MAX_DEFAULT_WORKERS``."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
+    quota = cgroup_cores(cpu_max)
+    if quota is not None:
+        cores = min(cores, quota)
     return max(1, min(cores, MAX_DEFAULT_WORKERS))
+
+
+def cgroup_cores(cpu_max: Path) -> int | None:
+    """The whole cores a cgroup v2 ``cpu.max`` (``"<quota> <period>"`` or ``"max ..."``)
+    allows, rounded up; None without a quota."""
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        return None  # no file, "max", or not cgroup v2
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,13 +21,15 @@ the host board's operations cost (``costs.py``).
 
 Parameters: ``--workers`` (comma-separated), ``--tokens``, ``--connections``, ``--round-s``,
 ``--rounds``, ``--port`` (nginx's; the gateways take the next ones), ``--name``, ``--nice``
-(a negative niceness, as root, gives the benchmark's processes the cores ahead of the other
-work on a shared machine, so the gateway is the bottleneck, not the scheduler's share).
+(a negative niceness, as root, for the processes and their sessions' autogroups, gives the
+benchmark the cores ahead of the other work on a shared machine, so the gateway is the
+bottleneck, not the scheduler's share).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -76,6 +78,19 @@ def _niced(argv: list[str], nice: int) -> list[str]:
     return ["nice", "-n", str(nice), *argv] if nice else argv
 
 
+def prioritise(pid: int | str, nice: int) -> None:
+    """Give process ``pid``'s session the niceness ``nice`` too: with autogroup scheduling
+    (Linux's default for desktops and many servers) the CPU is shared between sessions first,
+    and a process's own niceness only counts inside its session."""
+    if nice:
+        set_autogroup(pid, nice)
+
+
+def set_autogroup(pid: int | str, nice: int) -> None:
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+
+
 def wrk_round(url: str, script: Path, c: int, seconds: float, nice: int = 0) -> dict[str, Any]:
     wrk = shutil.which("wrk")
     if wrk is None:
@@ -103,7 +118,9 @@ def _servers(args: argparse.Namespace, root: Path) -> Iterator[dict[int, tuple[s
     with ExitStack() as stack:
         up = f"http://127.0.0.1:{args.ports[0]}/v1/models"
         nginx_argv = _niced([nginx, "-c", str(conf)], args.nice)
-        stack.enter_context(running(nginx_argv, [up], root / "nginx.log"))
+        prioritise(
+            stack.enter_context(running(nginx_argv, [up], root / "nginx.log")).pid, args.nice
+        )
         for offset, workers in enumerate(args.workers, start=1):
             port = args.ports[offset]
             argv = _niced(
@@ -112,6 +129,7 @@ def _servers(args: argparse.Namespace, root: Path) -> Iterator[dict[int, tuple[s
             url = f"http://127.0.0.1:{port}"
             log = root / f"gateway-{workers}.log"
             proc = stack.enter_context(running(argv, [url + "/readyz"], log, timeout_s=120))
+            prioritise(proc.pid, args.nice)
             found[workers] = (url, proc.pid)
         yield found
 
@@ -221,7 +239,12 @@ def main(argv: list[str] | None = None) -> int:
         root.chmod(0o755)  # nginx's worker (nobody, when started as root) reads the canned file
         script = root / "stream.lua"
         script.write_text(wrk_script())
-        with _servers(args, root) as gateways:
+        autogroup = Path("/proc/self/autogroup")
+        kept = autogroup.read_text().split()[-1] if autogroup.exists() else "0"
+        prioritise("self", args.nice)  # wrk runs in this session
+        with contextlib.ExitStack() as restore, _servers(args, root) as gateways:
+            if args.nice:
+                restore.callback(set_autogroup, "self", int(kept))
             for url, _ in gateways.values():  # warm connections and code paths
                 wrk_round(url + "/v1/chat/completions", script, args.connections, 2.0, args.nice)
             load_before = os.getloadavg()

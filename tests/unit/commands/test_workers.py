@@ -4,15 +4,36 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 import pytest
 
 from gateway.commands.cli import command_line
-from gateway.commands.workers import MAX_DEFAULT_WORKERS, bind, default_workers, host_folder
+from gateway.commands.workers import (
+    MAX_DEFAULT_WORKERS,
+    bind,
+    cgroup_cores,
+    default_workers,
+    host_folder,
+)
 
 
-def test_the_default_is_the_cores_available_capped() -> None:
-    assert default_workers() == min(len(os.sched_getaffinity(0)), MAX_DEFAULT_WORKERS)
+def test_the_default_is_the_cores_available_capped(tmp_path: Path) -> None:
+    none = tmp_path / "absent"
+    assert default_workers(none) == min(len(os.sched_getaffinity(0)), MAX_DEFAULT_WORKERS)
+    one_core = tmp_path / "cpu.max"
+    one_core.write_text("100000 100000\n")
+    assert default_workers(one_core) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "cores"),
+    [("max 100000\n", None), ("150000 100000\n", 2), ("50000 100000\n", 1), ("", None)],
+)
+def test_a_cgroup_quota_caps_the_cores(tmp_path: Path, text: str, cores: int | None) -> None:
+    path = tmp_path / "cpu.max"
+    path.write_text(text)
+    assert cgroup_cores(path) == cores
 
 
 @pytest.mark.parametrize(("given", "ok"), [("1", True), ("4", True), ("0", False), ("x", False)])
