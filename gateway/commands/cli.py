@@ -4,24 +4,25 @@ schema | hash-key``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import logging
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
+from gateway import __version__
 from gateway.access_log import ACCESS_LOGGER, write_in_background
-from gateway.policy import PolicyError, load_policy_file
+from gateway.commands.process import configure_logging, load_or_report, run_uvicorn
+from gateway.policy import load_policy_file
 from gateway.policy.compile import CompiledPolicy
+from gateway.policy.extras import INSTALL, encoder_modules, missing, semantic_installed
 from gateway.schema import Policy
 from gateway.upstream.origin import url_form, way_notes
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
     from gateway.embedding import Encoder
 
 
@@ -40,13 +41,18 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="latency-gateway", description="Latency-aware OpenAI-compatible LLM gateway"
     )
+    parser.add_argument("--version", action="version", version=f"latency-gateway {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="run the gateway on a policy file")
     serve.add_argument("--policy", required=True, help="policy YAML file")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--log-level", default="info")
+    _listen_options(serve)
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=("critical", "error", "warning", "info", "debug"),
+        help="the gateway's own log (default: %(default)s); access lines go to stdout",
+    )
     serve.add_argument(
         "--workers",
         type=_positive,
@@ -60,9 +66,13 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_check)
 
     demo = sub.add_parser("demo", help="start a simulated fleet and the gateway in front of it")
-    demo.add_argument("--host", default="127.0.0.1")
-    demo.add_argument("--port", type=int, default=8080)
+    _listen_options(demo)
     demo.add_argument("--speed", type=float, default=1.0, help="simulated time / real time")
+    demo.add_argument(
+        "--access-log-stdout",
+        action="store_true",
+        help="print one JSON access line per request here (default: to a file the banner names)",
+    )
     demo.set_defaults(func=_demo)
 
     route = sub.add_parser(
@@ -106,6 +116,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _listen_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: %(default)s, this machine only; 0.0.0.0: all)",
+    )
+    command.add_argument(
+        "--port", type=int, default=8080, help="port to listen on (default: %(default)s)"
+    )
+
+
 def _cache_curve(args: argparse.Namespace) -> int:
     from gateway.cache.judgement.verifier import load_verifier
     from gateway.commands.cache_curve import curve_report
@@ -144,18 +165,9 @@ def _positive(text: str) -> int:
     return value
 
 
-def load_or_report(path: str | Path) -> CompiledPolicy | None:
-    """The compiled policy, or None once its problems are printed."""
-    return _load(path)
-
-
 def _load(path: str | Path) -> CompiledPolicy | None:
     """The compiled policy, or None once its problems are printed."""
-    try:
-        return load_policy_file(path)
-    except PolicyError as exc:
-        print(exc.render(), file=sys.stderr)
-        return None
+    return load_or_report(path)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -171,6 +183,11 @@ def _check(args: argparse.Namespace) -> int:
         # Says which form of the URL was understood (server root or API base).
         notes = [url_form(spec.url), *way_notes(spec.origin)]
         print(f"  backend {spec.name} {spec.url}: {'; '.join(notes)}")
+    if not semantic_installed():
+        print(
+            "install: without the semantic extra (fine for this policy); the semantic cache, "
+            f"classify.knn and classify.model would need {INSTALL}"
+        )
     split = policy.auto_split
     if split is not None and any(route.auto for route in policy.models.values()):
         scored = "learned model" if policy.classify.model is not None else "heuristic"
@@ -193,34 +210,54 @@ def _serve(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from gateway.commands import demo
 
-    workdir = demo.new_workdir()
-    policy_path = demo.demo_policy(workdir)
-    policy = load_policy_file(policy_path)
-    health = [backend.url.rstrip("/") + "/health" for backend in policy.backends]
-    log_path = workdir / "fleet.log"
-    print(f"starting the simulated fleet (log: {log_path}) ...", flush=True)
-    try:
-        with demo.simulated_fleet(health, args.speed, log_path):
-            print(demo.banner(args.host, args.port, policy_path, policy), flush=True)
-            return serve_policy(policy_path, host=args.host, port=args.port, log_level="warning")
-    except demo.FleetError as exc:
-        print(f"demo: {exc}", file=sys.stderr)
-        return 1
-
-
-def configure_logging(log_level: str) -> None:
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    # httpx logs every upstream request at INFO: far too loud for a proxy.
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    with demo.workdir() as workdir:
+        policy_path = demo.demo_policy(workdir)
+        policy = load_policy_file(policy_path)
+        urls = [backend.url for backend in policy.backends]
+        taken = demo.taken_ports(urls)
+        if taken:
+            ports = ", ".join(map(str, taken))
+            print(
+                f"demo: port {ports} of the simulated fleet is in use (another demo running?); "
+                "stop it first",
+                file=sys.stderr,
+            )
+            return 1
+        health = [url.rstrip("/") + "/health" for url in urls]
+        log_path = workdir / "fleet.log"
+        access = None if args.access_log_stdout else workdir / "access.log"
+        print(f"starting the simulated fleet (log: {log_path}) ...", flush=True)
+        try:
+            with (
+                demo.simulated_fleet(health, args.speed, log_path),
+                contextlib.ExitStack() as files,
+            ):
+                print(demo.banner(args.host, args.port, policy_path, policy, access), flush=True)
+                lines = sys.stdout if access is None else files.enter_context(access.open("a"))
+                return serve_policy(
+                    policy_path,
+                    host=args.host,
+                    port=args.port,
+                    log_level="warning",
+                    access_log=lines,
+                )
+        except demo.FleetError as exc:
+            print(f"demo: {exc}", file=sys.stderr)
+            return 1
 
 
 def serve_policy(
-    path: str | Path, *, host: str, port: int, log_level: str, workers: int = 1
+    path: str | Path,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    access_log: IO[str] | None = None,
+    workers: int = 1,
 ) -> int:
     """Load the policy (exit 1 if it is invalid) and serve it until interrupted: in this
-    process, or with ``workers`` > 1 in that many worker processes (``workers.py``)."""
+    process, or with ``workers`` > 1 in that many worker processes (``workers.py``); access
+    lines go to ``access_log`` (default: standard output; each worker's to its own)."""
     from gateway.app import build_app
 
     configure_logging(log_level)
@@ -234,7 +271,8 @@ def serve_policy(
         return serve_workers(
             str(path), host=host, port=port, log_level=log_level, workers=workers, drain_s=drain_s
         )
-    access = write_in_background(logging.getLogger(ACCESS_LOGGER), sys.stdout)
+    lines = sys.stdout if access_log is None else access_log
+    access = write_in_background(logging.getLogger(ACCESS_LOGGER), lines)
     app = build_app(policy, policy_path=path)
     # Everything loaded so far lives as long as the process: keep it out of the collector's
     # full passes, whose pauses would otherwise land on the latency tail.
@@ -245,42 +283,6 @@ def serve_policy(
     finally:
         access.stop()
     return 0
-
-
-def run_uvicorn(
-    app: Starlette,
-    policy: CompiledPolicy,
-    *,
-    log_level: str,
-    host: str = "127.0.0.1",
-    port: int = 8080,
-    sock: socket.socket | None = None,
-) -> None:
-    """Serve ``app`` on ``host:port``, or on the listening ``sock`` (a worker's)."""
-    import uvicorn
-    from uvicorn.config import STARTUP_FAILURE
-
-    from gateway.security.slow_clients import header_timeout_protocol
-
-    server = policy.source.server
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=False,
-        # Slow clients cannot hold connections: headers within header_timeout_s (the body's
-        # own timeout is checked while reading it); beyond max_connections uvicorn answers 503.
-        http=header_timeout_protocol(server.header_timeout_s),
-        limit_concurrency=server.max_connections,
-        # On SIGTERM: stop accepting, let in-flight requests finish for this long, then cancel
-        # the rest (which closes their upstream connections, so backends stop generating).
-        timeout_graceful_shutdown=policy.source.server.drain_timeout_s,
-    )
-    runner = uvicorn.Server(config)
-    runner.run(sockets=None if sock is None else [sock])
-    if not runner.started:
-        sys.exit(STARTUP_FAILURE)  # as uvicorn.run does: the lifespan failed, or the bind
 
 
 def _route(args: argparse.Namespace) -> int:
@@ -334,6 +336,12 @@ def _fit_router(args: argparse.Namespace) -> int:
 def _encoder(model_path: str | None) -> Encoder:
     from gateway.embedding import SentenceEncoder
 
+    lacking = missing(encoder_modules(model_path))
+    if lacking:
+        raise SystemExit(
+            f"this command embeds prompts: it needs the semantic extra (missing "
+            f"{', '.join(lacking)}): {INSTALL}"
+        )
     print("loading the embedding model...", file=sys.stderr)
     return SentenceEncoder(model_path)
 

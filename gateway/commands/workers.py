@@ -48,6 +48,7 @@ from pathlib import Path
 from types import FrameType
 
 from gateway.access_log import ACCESS_LOGGER, write_in_background
+from gateway.commands.process import configure_logging, load_or_report, run_uvicorn
 from gateway.host.board import Board
 
 log = logging.getLogger(__name__)
@@ -237,8 +238,6 @@ def _die_with_the_supervisor() -> None:
 def run_worker(settings: WorkerSettings, sock: socket.socket) -> None:
     """A worker's life: attach to the board, build the app, serve on ``sock`` until told to
     stop (exit ``STARTUP_FAILURE`` when it cannot start)."""
-    from gateway.commands.cli import configure_logging, load_or_report, run_uvicorn
-
     _die_with_the_supervisor()
     configure_logging(settings.log_level)
     policy = load_or_report(settings.policy_path)

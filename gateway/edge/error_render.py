@@ -4,6 +4,7 @@ its headers here, and only here; unknown paths, wrong methods and our own bugs t
 from __future__ import annotations
 
 import logging
+import uuid
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -42,7 +43,8 @@ async def internal_error(request: Request, exc: Exception) -> Response:
     """Last resort: a bug of ours. Log it whole; tell the client only that it happened."""
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     error = InternalError("The gateway failed to handle this request.", code="internal_error")
-    return Response(error.body_bytes(), 500, media_type="application/json")
+    headers = {"x-gateway-request-id": uuid.uuid4().hex}  # outside the id middleware
+    return Response(error.body_bytes(), 500, headers, media_type="application/json")
 
 
 async def not_found(request: Request, exc: Exception) -> Response:

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from gateway import __version__
 from gateway.edge.admin_routes import admin_routes, read_only
 from gateway.edge.dashboard_routes import dashboard_routes
 from gateway.edge.error_render import render_error
@@ -44,11 +45,29 @@ def routes() -> list[BaseRoute]:
         Route("/v1/models/{model_id:path}", retrieve_model, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        # vLLM's probe and info routes (SGLang and SageMaker probe /ping), so tools written
+        # for vLLM (guidellm, benchmark scripts, load balancers) work unchanged.
+        Route("/health", health, methods=["GET"]),
+        Route("/ping", ping, methods=["GET"]),
+        Route("/version", version, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         *admin_routes(),
         *dashboard_routes(),
     ]
+
+
+# The gateway's own operations routes (probes, scrapes, the dashboard, admin): their answers
+# get a request id but are not client traffic, so gateway_requests_total leaves them out.
+_OPERATIONS = frozenset(
+    {"/healthz", "/readyz", "/health", "/ping", "/version", "/metrics", "/openapi.json"}
+)
+
+
+def is_operation(path: str) -> bool:
+    if path in _OPERATIONS or path == "/dashboard":
+        return True
+    return path.startswith(("/dashboard/", "/admin/"))
 
 
 def gateway_of(request: Request) -> Gateway:
@@ -102,7 +121,8 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     except asyncio.CancelledError:
         watch.stop()
         if watch.absorb():
-            return Response(status_code=CLIENT_GONE)  # nobody is listening any more
+            # Nobody is listening any more (counted where it ended: the lease or the queue).
+            return Response(status_code=CLIENT_GONE, headers=headers)
         raise
     if not isinstance(response, EventStreamResponse):
         watch.stop()  # an event stream stops its watch when it ends
@@ -154,6 +174,21 @@ async def readyz(request: Request) -> Response:
     if loading:
         body["cache"] = "loading"
     return json_response(body, 200 if ready else 503, None if ready else {"retry-after": "1"})
+
+
+async def health(request: Request) -> Response:
+    """vLLM's health probe: ready when every pool has a healthy backend (as /readyz)."""
+    return await readyz(request)
+
+
+async def ping(request: Request) -> Response:
+    """SGLang's and SageMaker's probe: ready when every pool has a healthy backend."""
+    return await readyz(request)
+
+
+async def version(request: Request) -> Response:
+    """The gateway's version, as vLLM's /version answers it."""
+    return json_response({"version": __version__, "server": "latency-gateway"})
 
 
 async def metrics(request: Request) -> Response:

@@ -1,11 +1,12 @@
 """Compile a validated policy: check cross-references and build immutable lookup tables.
 
 Checks: backend names and URLs are unique, every model names a known pool, every declared
-pool has backends, fallback and degrade pools exist, compression has a budget and its summary
-pool exists, tier rules name known pools and models, the routing default pool exists, the
-difficulty model's file loads and the difficulty split's pools are known
-(``difficulty_routing.py``). The result is hashed (SHA-256 of the canonical JSON of the
-validated policy) so the running policy can be identified.
+pool has backends, fallback and degrade pools exist, compression has a budget and its
+summary pool exists, tier rules name known pools and models, the routing default pool
+exists, the difficulty model's file loads and the difficulty split's pools are known
+(``difficulty_routing.py``), and the features it turns on are installed (``extras.py``). The
+result is hashed (SHA-256 of the canonical JSON of the validated policy) so the running
+policy can be identified.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from gateway.classify.split import DifficultySplit
 from gateway.openai.request import PASS_THROUGH
 from gateway.policy.backend_origins import backend_origins
 from gateway.policy.difficulty_routing import difficulty_routing
+from gateway.policy.extras import extra_problems
 from gateway.rewrite import (
     ExtraPattern,
     NotePlacement,
@@ -33,6 +35,7 @@ from gateway.rewrite import (
 )
 from gateway.schema import Backend, Engine, Policy, Pool, Timeouts
 from gateway.schema.problems import FieldProblem, PolicyError
+from gateway.schema.suggest import did_you_mean
 from gateway.security.api_keys import KeyRing
 from gateway.security.redact import Redactor, url_passwords
 from gateway.security.secrets import UpstreamSecret, secret_from_env
@@ -132,6 +135,7 @@ def compile_policy(
     env = os.environ if env is None else env
     problems = _cross_reference_problems(policy)
     problems += auth_problems(policy)
+    problems += extra_problems(policy)  # features whose packages this install lacks
     secrets = _upstream_secrets(policy, env, problems)
     origins = backend_origins(policy, env, problems)
     rewrite = _rewrite_config(policy, problems)
@@ -259,18 +263,17 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
     known = sorted(pools_with_backends)
     for name, model in policy.models.items():
         if model.pool is not None and model.pool not in pools_with_backends:
-            problems.append(
-                FieldProblem(f"models.{name}.pool", f"unknown pool {model.pool!r} (known: {known})")
-            )
+            problems.append(FieldProblem(f"models.{name}.pool", _unknown_pool(model.pool, known)))
     for name, pool in policy.pools.items():
         if name not in pools_with_backends:
-            problems.append(FieldProblem(f"pools.{name}", "pool has no backends"))
+            hint = did_you_mean(name, known)
+            problems.append(FieldProblem(f"pools.{name}", f"pool has no backends{hint}"))
         for i, other in enumerate(pool.fallback):
             where = f"pools.{name}.fallback[{i}]"
             if other == name:
                 problems.append(FieldProblem(where, "a pool cannot fall back to itself"))
             elif other not in pools_with_backends:
-                problems.append(FieldProblem(where, f"unknown pool {other!r} (known: {known})"))
+                problems.append(FieldProblem(where, _unknown_pool(other, known)))
         degrade = pool.admission.degrade_to
         if degrade is not None and (degrade == name or degrade not in pools_with_backends):
             problems.append(
@@ -286,9 +289,7 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
     for i, rule in enumerate(policy.routing.rules):
         if rule.pool not in pools_with_backends:
             problems.append(
-                FieldProblem(
-                    f"routing.rules[{i}].pool", f"unknown pool {rule.pool!r} (known: {known})"
-                )
+                FieldProblem(f"routing.rules[{i}].pool", _unknown_pool(rule.pool, known))
             )
         if rule.name in rule_names:
             problems.append(FieldProblem(f"routing.rules[{i}].name", "duplicate rule name"))
@@ -296,7 +297,10 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
         for asked in rule.when.model or ():
             if asked not in policy.models:
                 problems.append(
-                    FieldProblem(f"routing.rules[{i}].when.model", f"unknown model {asked!r}")
+                    FieldProblem(
+                        f"routing.rules[{i}].when.model",
+                        f"unknown model {asked!r}{did_you_mean(asked, policy.models)}",
+                    )
                 )
         for tenant in rule.when.tenant or ():
             if tenant not in policy.auth.tenants:
@@ -305,10 +309,12 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
                 )
     default = policy.routing.default_pool
     if default is not None and default not in pools_with_backends:
-        problems.append(
-            FieldProblem("routing.default_pool", f"unknown pool {default!r} (known: {known})")
-        )
+        problems.append(FieldProblem("routing.default_pool", _unknown_pool(default, known)))
     return problems
+
+
+def _unknown_pool(name: str, known: list[str]) -> str:
+    return f"unknown pool {name!r}{did_you_mean(name, known)} (known: {known})"
 
 
 def _compression_problems(

@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -43,6 +43,7 @@ from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
 from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.policy.reload import PolicyHolder, ReloadResult
+from gateway.policy.served_limits import with_served_context
 from gateway.recovery.take_back import own_cap, to_take_back
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
@@ -331,6 +332,10 @@ class Gateway:
                 m.queue_depth.labels(name, lane.value, priority.name.lower()).set_function(
                     partial(admission.queue.depth, lane, priority)
                 )
+
+    def learned_context(self, served: Mapping[str, int]) -> None:
+        """The backends' served context lengths: pools without ``max_context`` take them."""
+        self.holder.refine(partial(with_served_context, served=served))
 
     def on_reload(self, result: ReloadResult) -> None:
         self.metrics.policy_reloads.labels("success" if result.ok else "failure").inc()
