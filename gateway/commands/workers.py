@@ -90,6 +90,8 @@ class WorkerSettings:
     policy_path: str
     folder: str
     log_level: str
+    host: str  # for the log's "running on" line (the socket is bound already)
+    port: int
 
 
 def host_folder() -> Path:
@@ -134,7 +136,7 @@ def serve_workers(
         return 1
     # The same string hashes in every worker (prefix blocks), random per start.
     os.environ["PYTHONHASHSEED"] = str(secrets.randbelow(2**32))
-    settings = WorkerSettings(str(policy_path), str(folder), log_level)
+    settings = WorkerSettings(str(policy_path), str(folder), log_level, host, port)
     supervisor = Supervisor(settings, sockets, drain_s)
     try:
         return supervisor.run()
@@ -252,7 +254,14 @@ def run_worker(settings: WorkerSettings, sock: socket.socket) -> None:
     gc.collect()
     gc.freeze()
     try:
-        run_uvicorn(app, policy, sock=sock, log_level=settings.log_level)
+        run_uvicorn(
+            app,
+            policy,
+            host=settings.host,
+            port=settings.port,
+            sock=sock,
+            log_level=settings.log_level,
+        )
     finally:
         access.stop()
         board.release_row()

@@ -182,6 +182,41 @@ def test_a_tenants_rate_limit_holds_across_workers(
         assert set(limited) == {"0", "1"}
 
 
+def _digests(base: str) -> dict[str, str]:
+    """Per worker, the digest of the policy it runs (``gateway_policy_info``)."""
+    text = httpx.get(base + "/metrics", timeout=10).text
+    return {
+        sample.labels["worker"]: sample.labels["digest"]
+        for family in text_string_to_metric_families(text)
+        if family.name == "gateway_policy_info"
+        for sample in family.samples
+        if sample.value == 1
+    }
+
+
+def test_sighup_reloads_every_worker(counted: tuple[str, Concurrency], tmp_path: Path) -> None:
+    upstream, _ = counted
+    quiet = _policy(upstream).replace(
+        "{drain_timeout_s: 2}", "{drain_timeout_s: 2, reload_poll_s: 3600}"
+    )
+    with _served(quiet, tmp_path) as (proc, base):  # only the signal may reload
+        before = _digests(base)
+        assert set(before) == {"0", "1"}
+        assert len(set(before.values())) == 1
+        (tmp_path / "policy.yaml").write_text(
+            quiet.replace("models:", "models:\n  smart: {pool: main}")
+        )
+        proc.send_signal(signal.SIGHUP)
+        for _ in range(150):
+            after = _digests(base)
+            if set(after) == {"0", "1"} and set(after.values()).isdisjoint(before.values()):
+                break
+            proc_wait(proc, 0.2)
+        assert set(after) == {"0", "1"}
+        assert len(set(after.values())) == 1  # both on the edited policy
+        assert set(after.values()).isdisjoint(before.values())
+
+
 def test_a_policy_that_does_not_load_stops_before_any_worker(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text("backends: []\n")
