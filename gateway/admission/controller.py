@@ -370,7 +370,7 @@ class PoolAdmission:
     def _queue_cap(self, request: AdmissionRequest) -> str | None:
         if self._has_free_slot(self.slots()):
             return None
-        if len(self.queue) >= self.settings.max_queue:
+        if len(self.queue) + self.host.queued() >= self.settings.max_queue:  # the host's
             return "queue_full"
         long_depth = self.queue.depth(lane=Lane.LONG)
         if request.lane is Lane.LONG and long_depth >= self.settings.max_queue_long:

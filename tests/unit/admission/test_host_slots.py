@@ -81,3 +81,15 @@ def test_saturation_weighs_the_hosts_arrivals(tmp_path: Path) -> None:
 def test_alone_has_nothing_elsewhere() -> None:
     with ALONE.locked():
         assert (ALONE.held(), ALONE.queued(), ALONE.rates(1.0, 2.0)) == (0, 0, (0.0, 0.0))
+
+
+async def test_the_queue_cap_counts_the_siblings_waiters(tmp_path: Path) -> None:
+    a, b = _two_workers(tmp_path, slots=1, clock=Clock())
+    a.settings = a.settings.model_copy(update={"max_queue": 1, "objective": None})
+    b.settings = b.settings.model_copy(update={"max_queue": 1, "objective": None})
+    held = await a.acquire(REQUEST)
+    waiter = asyncio.create_task(b.acquire(REQUEST))
+    await until(lambda: len(b.queue) == 1, what="one waits in the other worker")
+    assert a.check(REQUEST).refuse == "queue_full"  # the host's queue is full
+    waiter.cancel()
+    held.release(latency_s=0.1, dropped=False)
