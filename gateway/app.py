@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +25,16 @@ from gateway.backends.discovery import Discovery, Resolver
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
 from gateway.backends.served_context import ServedContexts
-from gateway.dashboard.snapshot import snapshot
 from gateway.edge.error_render import error_response, internal_error, not_found, render_error
 from gateway.edge.every_answer import EveryAnswer, count_unnamed
 from gateway.edge.routes import Handler, hot_routes, is_operation, routes
 from gateway.errors import GatewayError
+from gateway.host.board import Board
 from gateway.metrics import GatewayMetrics
 from gateway.path.relay import Proxy
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder
+from gateway.runtime.host_worker import host_worker, whole_snapshot
 from gateway.runtime.parts import Gateway
 from gateway.upstream import ConnectionPool
 
@@ -47,12 +49,14 @@ def build_app(
     registry: CollectorRegistry | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     resolver: Resolver | None = None,
+    board: Board | None = None,
 ) -> Starlette:
     """``resolver``: how DNS names of discovering backends are resolved (default: the
-    system's)."""
+    system's); ``board``: the host board of ``serve --workers N`` (this process is one
+    worker)."""
     metrics = GatewayMetrics(registry if registry is not None else CollectorRegistry())
     path = Path(policy_path) if policy_path is not None else None
-    gateway = Gateway.create(policy, path=path, metrics=metrics, clock=clock)
+    gateway = Gateway.create(policy, path=path, metrics=metrics, clock=clock, board=board)
     if resolver is not None:
         gateway.discovery = Discovery(resolver)
 
@@ -64,7 +68,11 @@ def build_app(
         gateway.start(Proxy(upstream, clock), upstream, sleep)
         await gateway.caches.start()
         try:
-            async with _background(gateway, upstream), cluster.lifespan(gateway):
+            async with (
+                _background(gateway, upstream),
+                cluster.lifespan(gateway),
+                host_worker(gateway),
+            ):
                 yield
         finally:
             await gateway.stop()
@@ -157,7 +165,7 @@ async def _background(gateway: Gateway, upstream: ConnectionPool) -> AsyncIterat
         asyncio.create_task(loads.run(), name="load-watcher"),
         asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),
         asyncio.create_task(
-            gateway.history.run(lambda: snapshot(gateway.metrics, gateway.clock())),
+            gateway.history.run(partial(whole_snapshot, gateway)),
             name="dashboard-history",
         ),
     ]

@@ -341,8 +341,9 @@ def _backends() -> list[Panel]:
             "reqps",
         ),
         (
+            # Each worker (and each replica) counts its own: the backend has their sum.
             "In flight per backend (gateway)",
-            [_agg("max", "backend", "gateway_backend_inflight")],
+            [_agg("sum", "backend", "gateway_backend_inflight")],
             "short",
         ),
         (

@@ -1,10 +1,8 @@
 """Admission for one pool: serve what the fleet can serve, refuse at once what it cannot,
-with an honest Retry-After.
-
-Enforcement only; the algorithms are the pure modules beside it (``objective``, ``rules``,
-``saturation``, ``hold``, ``queue``, ``waiters``, ``limits``, ``ladder``, ``retry_after``; the
-replicas' TTFT predictor is ``backends/ttft.py``). ``check`` returns a ``Decision`` (a value;
-nothing is counted or raised there) on
+with an honest Retry-After. Enforcement only; the algorithms are the pure modules beside it
+(``objective``, ``rules``, ``saturation``, ``hold``, ``queue``, ``waiters``, ``limits``,
+``ladder``, ``retry_after``; the replicas' TTFT predictor is ``backends/ttft.py``).
+``check`` returns a ``Decision`` (a value; nothing is counted or raised there) on
 
     predicted TTFT = wait for a slot (0 when one is free; else from its place in the queue
                      and how long slots are held, ``hold.py``)
@@ -19,7 +17,8 @@ a waiter gets its 503 at its give-up time (``rules.give_up_at``), not a timeout,
 waiter is re-checked whenever the prediction changes (``recheck``, ``waiters.due``): on the
 expected wait, not the calibrated one that admitted it. ``Permit.release`` frees the slot
 and feeds the limit algorithm, the hold times and the completion rate. With a ``LeaseGate``
-(cluster admission) a slot also needs a lease (``lease_pump.py``).
+(cluster admission) a slot also needs a lease (``lease_pump.py``). With ``HostSlots`` the
+slots, the queue's evidence and the rates are the host's workers' (``host_slots.py``).
 
 Parameters: the pool's ``admission`` settings in the policy.
 """
@@ -33,6 +32,7 @@ from dataclasses import replace
 from gateway.admission.decision import PROBE, AdmissionRequest, Decision, Prediction
 from gateway.admission.fleet import FleetView
 from gateway.admission.hold import HoldTimes
+from gateway.admission.host_slots import ALONE, HostSlots
 from gateway.admission.ladder import Ladder, Signals, step_of, verdict
 from gateway.admission.lease_gate import LeaseGate
 from gateway.admission.lease_pump import LeasePump
@@ -42,7 +42,7 @@ from gateway.admission.permit import Permit
 from gateway.admission.prefill import PrefillBudget
 from gateway.admission.queue import AdmissionQueue, Lane, Priority, Ticket
 from gateway.admission.refusal import Refused, refusal_error
-from gateway.admission.rules import Times, deadline_of, give_up_at, late_reason
+from gateway.admission.rules import Times, deadline_of, give_up_at, late_reason, wait_cap
 from gateway.admission.saturation import PoolState, Saturation, Waiting
 from gateway.admission.waiters import Waiter, due, waiter_of
 from gateway.errors import GatewayError
@@ -61,8 +61,10 @@ class PoolAdmission:
         metrics: GatewayMetrics,
         fleet: FleetView | None = None,
         leases: LeaseGate | None = None,
+        host: HostSlots = ALONE,
     ) -> None:
         self.pool = pool
+        self.host = host
         self.settings = pool.settings.admission
         self._clock = clock
         self._metrics = metrics
@@ -75,9 +77,8 @@ class PoolAdmission:
         long_from = self.settings.long_prompt_tokens
         self.objective = None if objective is None else Objective.of(objective, long_from)
         self._deadline_factor = 3.0 if objective is None else objective.deadline_factor
-        self.ladder = Ladder(
-            tuple(step_of(s) for s in self.settings.ladder), self.settings.hysteresis
-        )
+        steps = tuple(step_of(s) for s in self.settings.ladder)
+        self.ladder = Ladder(steps, self.settings.hysteresis)
         self.step = 0
         self.inflight = 0
         self.prefill = PrefillBudget(self.settings.max_prefill_tokens)
@@ -107,11 +108,19 @@ class PoolAdmission:
 
     def state(self) -> PoolState:
         """Nominal, saturated or overloaded, now (``saturation.py``)."""
-        queued = len(self.queue) if self.fleet.limits_shown() else 0
+        queued = len(self.queue) + self.host.queued() if self.fleet.limits_shown() else 0
         hold = max(self.hold.mean_s, 1e-3)
         capacity = self.slots() / hold if self._wait_supported() else 0.0
         waiting, deadline = Waiting(queued, self.fleet.waiting()), self._default_deadline_s()
-        return self.saturation.state(self._clock(), waiting, self._probe_wait, deadline, capacity)
+        now, sat = self._clock(), self.saturation
+        others = self.host.rates(now, sat.arrivals.tau_s)
+        return sat.state(now, waiting, self._probe_wait, deadline, capacity, others)
+
+    def publish(self) -> None:
+        """Show the host's other workers this pool's queue and rates (``host_slots.py``)."""
+        self.host.publish_queue(len(self.queue))
+        rates = self.saturation.arrivals, self.saturation.completions
+        self.host.publish_rates(rates[0].shown(), rates[1].shown())
 
     def _probe_wait(self) -> float | None:
         return probe.wait_s if (probe := self.predict(PROBE)).supported else None
@@ -142,7 +151,7 @@ class PoolAdmission:
         reason = (
             self._queue_cap(request)
             or late_reason(request, prediction, times, state, now)
-            or self._wait_cap(request, prediction)
+            or wait_cap(self.settings.max_wait_s, request, prediction.wait_s)
         )
         if reason is not None:
             return replace(decided, refuse=reason)
@@ -164,10 +173,12 @@ class PoolAdmission:
 
     async def acquire(self, request: AdmissionRequest, decision: Decision | None = None) -> Permit:
         """A slot, at once or after a wait; raises the refusal when it cannot come in time."""
-        start = self._clock()
-        tokens = request.prompt_tokens
-        if self._has_free_slot(self.slots()):
-            self._claim(tokens)
+        start, tokens = self._clock(), request.prompt_tokens
+        with self.host.locked():  # siblings take slots too: check and take at once
+            free = self._has_free_slot(self.slots())
+            if free:
+                self._claim(tokens)
+        if free:
             if self.leases is None:
                 return self._permit(request, 0.0)
             lease = await self.pump.lease_now(tokens)
@@ -186,6 +197,7 @@ class PoolAdmission:
             ),
         )
         self.queue.push(ticket)
+        self.host.publish_queue(len(self.queue))  # siblings' releases must reach it
         self.pump.kick()
         self.recheck()  # it may stand ahead of others now
         try:
@@ -207,6 +219,7 @@ class PoolAdmission:
         held_s: float | None = None,
     ) -> None:
         self.inflight -= 1
+        self.host.publish_held(self.inflight)
         self.pump.returned(lease)
         self.saturation.completed(self._clock())
         self.hold.end(self._clock(), held_s)
@@ -260,11 +273,13 @@ class PoolAdmission:
         return self.queue.count_ahead(request.priority, request.lane)
 
     def _has_free_slot(self, slots: int) -> bool:
-        free = self.inflight < slots and not self.queue and self.prefill.has_room()
+        held = self.inflight + self.host.held()
+        free = held < slots and not self.queue and self.prefill.has_room()
         return free and (self.leases is None or self.leases.may_try(self.limit.limit))
 
     def _claim(self, tokens: float) -> None:
         self.inflight += 1
+        self.host.publish_held(self.inflight)
         self.prefill.start(tokens)
         self.hold.start(self._clock())
 
@@ -273,6 +288,7 @@ class PoolAdmission:
 
     def unclaim(self, tokens: float) -> None:
         self.inflight -= 1
+        self.host.publish_held(self.inflight)
         self.prefill.done(tokens)
         self.hold.end(self._clock(), None)
 
@@ -321,9 +337,10 @@ class PoolAdmission:
         if self.leases is not None:
             return  # the pump dispatches, once the lease is back
         slots = self.slots()  # granting changes who is in flight, not the engines' slots
-        while self.inflight < slots and self.prefill.has_room():
-            if not self.grant(None):
-                return
+        with self.host.locked():
+            while self.inflight + self.host.held() < slots and self.prefill.has_room():
+                if not self.grant(None):
+                    return
 
     def grant(self, lease: str | None) -> bool:
         """Give a slot (and its lease) to the next live waiter; False when nobody waits."""
@@ -353,18 +370,11 @@ class PoolAdmission:
     def _queue_cap(self, request: AdmissionRequest) -> str | None:
         if self._has_free_slot(self.slots()):
             return None
-        if len(self.queue) >= self.settings.max_queue:
+        if len(self.queue) + self.host.queued() >= self.settings.max_queue:  # the host's
             return "queue_full"
         long_depth = self.queue.depth(lane=Lane.LONG)
         if request.lane is Lane.LONG and long_depth >= self.settings.max_queue_long:
             return "long_queue_full"
-        return None
-
-    def _wait_cap(self, request: AdmissionRequest, prediction: Prediction) -> str | None:
-        cap = self.settings.max_wait_s
-        critical = request.priority is Priority.CRITICAL
-        if cap is not None and prediction.wait_s > cap and not critical:
-            return "wait_too_long"
         return None
 
     def _update_step(self, wait: float | None) -> None:
@@ -384,16 +394,6 @@ class PoolAdmission:
         deadline: float | None,
         queued_s: float = 0.0,
     ) -> GatewayError:
-        now = self._clock()
-        arrival = request.arrival if request.arrival is not None else now - queued_s
-        refused = Refused(
-            pool=self.pool.name,
-            reason=reason,
-            priority=request.priority.name.lower(),
-            prediction=prediction,
-            spent_s=max(0.0, now - arrival),
-            queued_s=queued_s,
-            objective_s=self.objective_s(request),
-            deadline_s=None if deadline is None else deadline - arrival,
-        )
-        return refusal_error(refused, self._metrics)
+        objective, now = self.objective_s(request), self._clock()
+        refused = Refused.of(self.pool.name, request, reason, prediction, now, objective)
+        return refusal_error(refused.limits(deadline, queued_s), self._metrics)

@@ -14,9 +14,9 @@ step), ``hard_cap`` (the queue caps and ``max_wait_s``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from gateway.admission.decision import Prediction
+from gateway.admission.decision import AdmissionRequest, Prediction
 from gateway.admission.refusal_text import refusal_text
 from gateway.admission.retry_after import retry_after_s
 from gateway.admission.rules import DEADLINE
@@ -47,6 +47,34 @@ class Refused:
     queued_s: float  # in the gateway's queue (0: refused at arrival)
     objective_s: float | None
     deadline_s: float | None  # from arrival
+    arrival: float | None = None  # on the admission clock
+    now: float = 0.0
+
+    @classmethod
+    def of(
+        cls,
+        pool: str,
+        request: AdmissionRequest,
+        reason: str,
+        prediction: Prediction,
+        now: float,
+        objective_s: float | None,
+    ) -> Refused:
+        """``request`` refused at ``now`` (its wait and deadline: ``limits``)."""
+        priority = request.priority.name.lower()
+        arrival = request.arrival
+        spent = 0.0 if arrival is None else max(0.0, now - arrival)
+        return cls(pool, reason, priority, prediction, spent, 0.0, objective_s, None, arrival, now)
+
+    def limits(self, deadline: float | None, queued_s: float) -> Refused:
+        """With the time it waited in the queue and its deadline (on the admission clock)."""
+        arrival = self.arrival if self.arrival is not None else self.now - queued_s
+        return replace(
+            self,
+            spent_s=max(0.0, self.now - arrival),
+            queued_s=queued_s,
+            deadline_s=None if deadline is None else deadline - arrival,
+        )
 
 
 def refusal_error(refused: Refused, metrics: GatewayMetrics) -> GatewayError:

@@ -56,6 +56,14 @@ def deadline_of(
     return Times(arrival, objective_s, deadline)
 
 
+def wait_cap(max_wait_s: float | None, request: AdmissionRequest, wait_s: float) -> str | None:
+    """``wait_too_long`` when a request that is not critical would wait past ``max_wait_s``."""
+    critical = request.priority is Priority.CRITICAL
+    if max_wait_s is not None and wait_s > max_wait_s and not critical:
+        return "wait_too_long"
+    return None
+
+
 def late_reason(
     request: AdmissionRequest,
     prediction: Prediction,

@@ -23,6 +23,9 @@ not taken for an overload while its first completions are still to come. A pool 
 the drain rate or below (hysteresis: a backlog built by a burst is refused against until
 it drains).
 
+With several workers on one host (``serve --workers``), the rates are the host's: each
+worker's own plus its siblings' (``elsewhere``, their rates decayed to now).
+
 Parameters: ``tau_s`` (2 s), ``enter_ratio`` (1.5), ``exit_ratio`` (1.1).
 """
 
@@ -90,6 +93,14 @@ class Rate:
         self._value = self.read(now) + count / self._tau
         self._at = now
 
+    @property
+    def tau_s(self) -> float:
+        return self._tau
+
+    def shown(self) -> tuple[float, float]:
+        """(value, when): what a sibling decays to its own now (``value * exp(-dt / tau)``)."""
+        return self._value, self._at
+
     def read(self, now: float) -> float:
         if self._at == -math.inf:
             return 0.0
@@ -125,12 +136,14 @@ class Saturation:
         wait_s: Callable[[], float | None],
         deadline_s: float | None,
         capacity_per_s: float = 0.0,
+        elsewhere: tuple[float, float] = (0.0, 0.0),
     ) -> PoolState:
         """The state now; ``wait_s``: a standard request's predicted wait for a slot (None:
         not known; asked only of a saturated pool), ``deadline_s``: the pool's default
-        deadline for it (None: none), ``capacity_per_s``: slots over the mean hold."""
-        arrivals = self.arrivals.read(now)
-        drain = max(self.completions.read(now), capacity_per_s)
+        deadline for it (None: none), ``capacity_per_s``: slots over the mean hold,
+        ``elsewhere``: the arrival and completion rates of the host's other workers."""
+        arrivals = self.arrivals.read(now) + elsewhere[0]
+        drain = max(self.completions.read(now) + elsewhere[1], capacity_per_s)
         ratio = self._exit if self._saturated else self._enter
         faster = arrivals > ratio * drain
         self._saturated = waiting.any and faster

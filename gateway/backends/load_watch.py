@@ -119,7 +119,7 @@ def fold_load(state: BackendState, load: Load, now: float, fresh_s: float = 2.0)
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
-    state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, float(state.inflight)
+    state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, state.host_inflight
     learn_batch(state, load, now)
 
 

@@ -28,6 +28,11 @@ and queues beyond what this gateway had sent at the read (``others``). A known b
 then shared: this gateway takes what the others leave of it, and at least half of it while
 they use it (two gateways each keeping to half fill it and queue nothing), and the engine's
 queue counts theirs too.
+
+The workers of one host (``serve --workers N``) are one gateway: each publishes its own
+counts on the host board (``host``, a ``HostShare``) and every decision here reads the
+host's (``host_inflight``, ...), so caps, TTFT features and the engine's queue are the
+host's at once; ``others`` is then what other hosts run there.
 """
 
 from __future__ import annotations
@@ -54,6 +59,18 @@ class Movable(Protocol):
     """A request sent here that has no first token yet, and can still be taken back."""
 
     def take_back(self) -> None: ...
+
+
+class HostShare(Protocol):
+    """This backend as the host's other workers have it (``gateway/host/shares.py``)."""
+
+    def publish(self, inflight: int, pending: int, pending_tokens: float) -> None: ...
+
+    def inflight(self) -> float: ...
+
+    def pending(self) -> float: ...
+
+    def pending_tokens(self) -> float: ...
 
 
 class Health(StrEnum):
@@ -101,14 +118,48 @@ class BackendState:
     ttft_model: TtftModel = field(default_factory=TtftModel)
     # Prompt tokens it counts per character sent, learned from its ``usage`` (token_count.py).
     token_count: TokenCount = field(default_factory=TokenCount)
+    host: HostShare | None = None  # the host's other workers, with ``serve --workers``
+
+    def sent(self, uncached_tokens: float) -> None:
+        """A request was sent here; it waits for its first token."""
+        self.pending += 1
+        self.pending_tokens += uncached_tokens
+        self.inflight += 1
+        self._publish()
+
+    def prefilled(self, uncached_tokens: float) -> None:
+        """A request sent here has its first token (or ended without one)."""
+        self.pending -= 1
+        self.pending_tokens = max(0.0, self.pending_tokens - uncached_tokens)
+        self._publish()
+
+    def done(self) -> None:
+        """A request sent here ended."""
+        self.inflight -= 1
+        self._publish()
+
+    def _publish(self) -> None:
+        if self.host is not None:
+            self.host.publish(self.inflight, self.pending, self.pending_tokens)
+
+    @property
+    def host_inflight(self) -> float:
+        """In flight here from this host: this worker's and its siblings'."""
+        host = self.host
+        return float(self.inflight) if host is None else self.inflight + host.inflight()
 
     def ttft_features(self, uncached_tokens: float) -> TtftFeatures:
         """What stands between a request sent now and its first token (``backends/ttft.py``)."""
+        host = self.host
+        pending, pending_tokens = float(self.pending), self.pending_tokens
+        if host is not None:
+            pending += host.pending()
+            pending_tokens += host.pending_tokens()
         return TtftFeatures(
             uncached_tokens=uncached_tokens,
-            pending_tokens=self.pending_tokens,
-            pending=float(self.pending),
-            decoding=float(max(0, self.inflight - self.pending)),
+            pending_tokens=pending_tokens,
+            pending=pending,
+            decoding=max(0.0, self.host_inflight - pending),
             engine_waiting=self._queued_in_engine(),
         )
 
@@ -116,13 +167,13 @@ class BackendState:
         """Requests waiting inside the engine: ours and the others' beyond its known batch,
         or what its fresh report says; none is predicted on a guess."""
         if self.batch_limited and self.slots_seen > 0:
-            return max(0.0, self.inflight + self.others - self.slots_seen)
+            return max(0.0, self.host_inflight + self.others - self.slots_seen)
         return self._scraped_queue()
 
     @property
     def others(self) -> float:
         """Requests of others in the engine by its fresh report: all it runs and queues
-        beyond what this gateway had sent at the read."""
+        beyond what this gateway (this host's workers) had sent at the read."""
         if not self.report_fresh:
             return 0.0
         return max(0.0, self.load.running + self.load.waiting - self.own_at_read)
@@ -157,7 +208,7 @@ class BackendState:
     def next_slot_features(self, uncached_tokens: float) -> TtftFeatures:
         """What a request meets when sent as the next slot frees (it waits in the gateway
         until then): every other slot decoding, nothing else in prefill or queued."""
-        busy = float(max(0, min(self.inflight, self.dispatch_cap) - 1))
+        busy = max(0.0, min(self.host_inflight, self.dispatch_cap) - 1)
         return TtftFeatures(uncached_tokens, 0.0, 0.0, busy, self._scraped_queue())
 
     def predict_ttft(self, uncached_tokens: float, *, at_next_slot: bool = False) -> float:
@@ -230,7 +281,7 @@ class BackendState:
         next read of its metrics may show that batch full, or running more (``load_watch.py``
         reads it at once)."""
         # Only an engine whose metrics were read can tell.
-        return self.metrics_read and not self.batch_known and self.slots_seen < self.inflight
+        return self.metrics_read and not self.batch_known and self.slots_seen < self.host_inflight
 
     @property
     def shared(self) -> bool:
@@ -239,15 +290,20 @@ class BackendState:
 
     @property
     def has_capacity(self) -> bool:
-        return self.inflight < self.dispatch_cap
+        return self.host_inflight < self.dispatch_cap
 
 
 class BackendRegistry:
     """The states of the backends named by the active policy."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        share: Callable[[str], HostShare] | None = None,
+    ) -> None:
         self._states: dict[str, BackendState] = {}
         self._clock = clock
+        self._share = share  # the host board's view of a backend, with ``serve --workers``
 
     def reconcile(self, policy: CompiledPolicy) -> None:
         fresh: dict[str, BackendState] = {}
@@ -262,9 +318,14 @@ class BackendRegistry:
             else:
                 # A discovered replica gets traffic once a probe passed; a listed one at once.
                 health = Health.UNHEALTHY if spec.discovered else Health.UNKNOWN
-                breaker = CircuitBreaker(settings, self._clock)
+                # Keyed by name and URL, as the state is: a new URL is a new backend.
+                share = self._share(f"{spec.name} {spec.url}") if self._share else None
                 fresh[spec.name] = BackendState(
-                    spec, health=health, breaker=breaker, clock=self._clock
+                    spec,
+                    health=health,
+                    breaker=CircuitBreaker(settings, self._clock),
+                    clock=self._clock,
+                    host=share,
                 )
         self._states = fresh
 

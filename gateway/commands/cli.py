@@ -15,15 +15,14 @@ from typing import IO, TYPE_CHECKING
 
 from gateway import __version__
 from gateway.access_log import ACCESS_LOGGER, write_in_background
-from gateway.policy import PolicyError, load_policy_file
+from gateway.commands.process import configure_logging, load_or_report, run_uvicorn
+from gateway.policy import load_policy_file
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.extras import INSTALL, encoder_modules, missing, semantic_installed
 from gateway.schema import Policy
 from gateway.upstream.origin import url_form, way_notes
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
     from gateway.embedding import Encoder
 
 
@@ -53,6 +52,12 @@ def _parser() -> argparse.ArgumentParser:
         default="info",
         choices=("critical", "error", "warning", "info", "debug"),
         help="the gateway's own log (default: %(default)s); access lines go to stdout",
+    )
+    serve.add_argument(
+        "--workers",
+        type=_positive,
+        help="processes serving the port as one gateway (default: the cores available, "
+        "at most 8; 1: one process)",
     )
     serve.set_defaults(func=_serve)
 
@@ -150,13 +155,19 @@ def _hash_key(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
+
+
 def _load(path: str | Path) -> CompiledPolicy | None:
     """The compiled policy, or None once its problems are printed."""
-    try:
-        return load_policy_file(path)
-    except PolicyError as exc:
-        print(exc.render(), file=sys.stderr)
-        return None
+    return load_or_report(path)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -193,7 +204,12 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    return serve_policy(args.policy, host=args.host, port=args.port, log_level=args.log_level)
+    from gateway.commands.workers import default_workers
+
+    workers = args.workers if args.workers is not None else default_workers()
+    return serve_policy(
+        args.policy, host=args.host, port=args.port, log_level=args.log_level, workers=workers
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -236,20 +252,30 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def serve_policy(
-    path: str | Path, *, host: str, port: int, log_level: str, access_log: IO[str] | None = None
+    path: str | Path,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    access_log: IO[str] | None = None,
+    workers: int = 1,
 ) -> int:
-    """Load the policy (exit 1 if it is invalid) and serve it until interrupted; access lines
-    go to ``access_log`` (default: standard output)."""
+    """Load the policy (exit 1 if it is invalid) and serve it until interrupted: in this
+    process, or with ``workers`` > 1 in that many worker processes (``workers.py``); access
+    lines go to ``access_log`` (default: standard output; each worker's to its own)."""
     from gateway.app import build_app
 
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    # httpx logs every upstream request at INFO: far too loud for a proxy.
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    configure_logging(log_level)
     policy = _load(path)
     if policy is None:
         return 1
+    if workers > 1:
+        from gateway.commands.workers import serve_workers
+
+        drain_s = policy.source.server.drain_timeout_s
+        return serve_workers(
+            str(path), host=host, port=port, log_level=log_level, workers=workers, drain_s=drain_s
+        )
     lines = sys.stdout if access_log is None else access_log
     access = write_in_background(logging.getLogger(ACCESS_LOGGER), lines)
     app = build_app(policy, policy_path=path)
@@ -258,34 +284,10 @@ def serve_policy(
     gc.collect()
     gc.freeze()
     try:
-        _run_uvicorn(app, policy, host=host, port=port, log_level=log_level)
+        run_uvicorn(app, policy, host=host, port=port, log_level=log_level)
     finally:
         access.stop()
     return 0
-
-
-def _run_uvicorn(
-    app: Starlette, policy: CompiledPolicy, *, host: str, port: int, log_level: str
-) -> None:
-    import uvicorn
-
-    from gateway.security.slow_clients import header_timeout_protocol
-
-    server = policy.source.server
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=False,
-        # Slow clients cannot hold connections: headers within header_timeout_s (the body's
-        # own timeout is checked while reading it); beyond max_connections uvicorn answers 503.
-        http=header_timeout_protocol(server.header_timeout_s),
-        limit_concurrency=server.max_connections,
-        # On SIGTERM: stop accepting, let in-flight requests finish for this long, then cancel
-        # the rest (which closes their upstream connections, so backends stop generating).
-        timeout_graceful_shutdown=policy.source.server.drain_timeout_s,
-    )
 
 
 def _route(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ Parameters: ``interval_s`` (5 s), ``horizon_s`` (15 min), ``rate_s`` (10 s), ``q
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -106,12 +107,14 @@ class History:
 
     async def run(
         self,
-        read: Callable[[], Snapshot],
+        read: Callable[[], Snapshot | Awaitable[Snapshot]],
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        """Sample ``read()`` every ``interval_s`` until cancelled."""
+        """Sample ``read()`` (a snapshot, or one to await: the host's workers' together)
+        every ``interval_s`` until cancelled."""
         while True:
-            self.sample(read())
+            snap = read()
+            self.sample(await snap if inspect.isawaitable(snap) else snap)
             await sleep(self.interval_s)
 
     def _point(self, window: Window, snap: Snapshot) -> Point:

@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Route
 
 from gateway.errors import PolicyRejected
 from gateway.openai.json_response import json_response
+from gateway.runtime.host_worker import reload_everywhere
 from gateway.runtime.parts import Gateway
 from gateway.security.admin_access import check_admin
 from gateway.security.redact import redact
@@ -45,11 +46,12 @@ def read_only(request: Request, endpoint: str) -> Gateway:
 
 async def reload_policy(request: Request) -> Response:
     gateway = _gateway(request)
-    result = await gateway.holder.reload()
+    # With ``serve --workers N`` every worker reloads; ``workers`` says what each did.
+    result, workers = await reload_everywhere(gateway)
     if result.ok:
-        return json_response(
-            {"status": "reloaded" if result.changed else "unchanged", "digest": result.digest}
-        )
+        status = "reloaded" if result.changed else "unchanged"
+        body = {"status": status, "digest": result.digest}
+        return json_response({**body, "workers": workers} if workers else body)
     raise PolicyRejected(
         result.error or "reload failed",
         digest=result.digest,

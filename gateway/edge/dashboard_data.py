@@ -1,4 +1,5 @@
-"""What the dashboard shows, read from the gateway's registry, live state and history."""
+"""What the dashboard shows, read from the gateway's registry, live state and history (with
+``serve --workers N``: the host's, every worker's figures together)."""
 
 from __future__ import annotations
 
@@ -8,20 +9,24 @@ from typing import Any
 from gateway.backends.state import BackendState
 from gateway.dashboard.history import History, Point, PoolPoint
 from gateway.dashboard.snapshot import ALL, snapshot
-from gateway.dashboard.window import Window
+from gateway.dashboard.window import Snapshot, Window
 from gateway.runtime.parts import Gateway
 
 CACHE_WINDOW_S = 60.0
 
 
-def view(gateway: Gateway, window: Window, since: float | None = None) -> dict[str, Any]:
-    """The page's data; ``since`` (a point's ``at``) limits the history to newer points.
+def view(
+    gateway: Gateway, window: Window, since: float | None = None, current: Snapshot | None = None
+) -> dict[str, Any]:
+    """The page's data; ``since`` (a point's ``at``) limits the history to newer points;
+    ``current``: the figures now (default: this process's; ``serve --workers N`` gives the
+    host's, ``runtime/host_worker.whole_snapshot``).
 
     The pools' rates and percentiles are the history's point as of now (``History.current``:
     the same windows as the charts), which the page also draws as the charts' last point,
     so the table and the charts say the same thing at the same moment."""
-    now = gateway.clock()
-    snap = snapshot(gateway.metrics, now)
+    now = gateway.clock() if current is None else current.at
+    snap = snapshot(gateway.metrics, now) if current is None else current
     window.add(snap)
     hits = window.rate("cache_hits", ALL, CACHE_WINDOW_S)
     lookups = window.rate("cache_lookups", ALL, CACHE_WINDOW_S)
@@ -53,8 +58,8 @@ def _pool(
         # nominal | saturated | overloaded, and why: whether a 503 was the fleet's limit
         "state": state.state.value if state is not None else "nominal",
         "state_reason": state.reason if state is not None else "",
-        "queue_depth": len(admission.queue) if admission is not None else 0,
-        "inflight": sum(s.inflight for s in states),
+        "queue_depth": len(admission.queue) + admission.host.queued() if admission else 0,
+        "inflight": sum(s.host_inflight for s in states),
         "limit": admission.limit.limit if admission is not None else None,
         "ladder_step": admission.step if admission is not None else 0,
         "admitted_per_s": None if point is None else point.admitted_per_s,
@@ -74,7 +79,7 @@ def _backend(state: BackendState) -> dict[str, Any]:
         "pool": state.spec.pool,
         "health": state.health.value,
         "breaker": state.breaker.state.value,
-        "inflight": state.inflight,
+        "inflight": state.host_inflight,
         "waiting": state.load.waiting,
         "kv_usage": state.load.kv_usage,
         "prefix_hit_rate": state.prefix_hit_rate,

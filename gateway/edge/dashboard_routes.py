@@ -15,6 +15,7 @@ from gateway.edge.admin_routes import read_only
 from gateway.edge.dashboard_data import view
 from gateway.errors import InvalidRequest
 from gateway.openai.json_response import json_response
+from gateway.runtime.host_worker import whole_snapshot
 
 
 def dashboard_routes() -> list[BaseRoute]:
@@ -32,7 +33,8 @@ def dashboard_routes() -> list[BaseRoute]:
 
 async def data(request: Request) -> Response:
     gateway = read_only(request, "dashboard")
-    response = json_response(view(gateway, gateway.dashboard, _since(request)))
+    since = _since(request)
+    response = json_response(view(gateway, gateway.dashboard, since, await whole_snapshot(gateway)))
     response.headers["cache-control"] = "no-store"
     return response
 

@@ -8,7 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -30,6 +30,7 @@ from gateway.path.context import RequestContext
 from gateway.path.exchange.lease import CLIENT_GONE
 from gateway.path.identify import identified, identify
 from gateway.path.run import serve
+from gateway.runtime.host_worker import whole_metrics
 from gateway.runtime.parts import Gateway
 from gateway.security.tenants import visible_models
 
@@ -199,8 +200,9 @@ async def version(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    registry = read_only(request, "metrics").metrics.registry
-    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+    # With ``serve --workers N``: every worker's series, labelled ``worker``.
+    text = await whole_metrics(read_only(request, "metrics"))
+    return Response(text, media_type=CONTENT_TYPE_LATEST)
 
 
 async def openapi(request: Request) -> Response:

@@ -9,10 +9,15 @@ the engine reports waiting, are taken back. The caller cancels them there (the e
 them) and returns them to the gateway's queue, where admission weighs them again like any
 waiter: another replica, a wait, or an honest refusal, since their client has seen nothing
 yet.
+
+With several workers on one host (``serve --workers``) each takes back its part of what the
+host has there beyond the cap, in proportion to what it sent (``own_cap``), so the workers
+together take back the excess once.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -23,3 +28,12 @@ def to_take_back(pending: Sequence[T], inflight: int, cap: int, reported_waiting
     """The requests to take back; ``pending``: those without a first token, oldest first."""
     excess = min(inflight - cap, int(reported_waiting), len(pending))
     return list(pending[len(pending) - excess :]) if excess > 0 else []
+
+
+def own_cap(own: int, host: float, cap: int) -> int:
+    """This worker's cap on the replica: with ``own`` of the host's ``host`` in flight there,
+    its share of the excess over ``cap`` is taken back from its own (all of it when alone)."""
+    if host <= own or own <= 0:
+        return cap
+    beyond = max(0.0, host - cap)
+    return own - math.ceil(beyond * own / host)

@@ -2,13 +2,16 @@
 
 ``Gateway`` is what the request path's stages are given (``path.flow.Services``): the
 policy holder, backend states, admissions, caches, summaries, the dispatcher and the relay
-(the last two once the lifespan has started the upstream connection pool).
+(the last two once the lifespan has started the upstream connection pool). With a host
+``board`` (``serve --workers N``) backend loads, admission slots and tenant buckets are the
+host's workers' together (``gateway/host/``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import math
+import hashlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,52 +19,35 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import Gauge
-
 from gateway.admission.controller import PoolAdmission
-from gateway.admission.decision import PROBE
 from gateway.admission.fleet import FleetView
+from gateway.admission.host_slots import ALONE, HostSlots
 from gateway.admission.lease_gate import LeaseGate
-from gateway.admission.queue import Lane, Priority
-from gateway.admission.saturation import State
-from gateway.backends.breaker import BreakerState
 from gateway.backends.discovery import Discovery
 from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.cache.live_cache import CacheHolder
 from gateway.dashboard.history import History
 from gateway.dashboard.window import Window
+from gateway.host.board import Board
+from gateway.host.buckets import HostRateLimiter
+from gateway.host.shares import BackendShare, PoolShare
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import RequestContext
 from gateway.path.dispatch import Dispatcher
 from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
-from gateway.policy.compile import BackendSpec, CompiledPolicy
+from gateway.policy.compile import BackendSpec, CompiledPolicy, PoolSpec
 from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.policy.served_limits import with_served_context
-from gateway.recovery.take_back import to_take_back
+from gateway.recovery.take_back import own_cap, to_take_back
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.rewrite.summaries import SummaryService
+from gateway.runtime.gauges import breaker_level, watch_admission, watch_backends
 from gateway.runtime.own_requests import INTERNAL_MODEL, InternalCompletion, backend_answer
 from gateway.scheduling.scheduler import Scheduler
 from gateway.security.tenant_limits import TenantRateLimits
 from gateway.upstream import ConnectionPool
-
-
-def _standard_wait(admission: PoolAdmission) -> float:
-    return admission.predict(PROBE).wait_s
-
-
-def _in_state(admission: PoolAdmission, state: State) -> float:
-    return 1.0 if admission.state().state is state else 0.0
-
-
-def _or_nan(value: float | None) -> float:
-    # Prometheus' way to say "no value yet" for a gauge that exists.
-    return math.nan if value is None else value
-
-
-_BREAKER_LEVEL = {BreakerState.CLOSED: 0.0, BreakerState.HALF_OPEN: 1.0, BreakerState.OPEN: 2.0}
 
 
 @dataclass
@@ -88,9 +74,12 @@ class Gateway:
     rate_limits: TenantRateLimits = field(init=False)
     # Replicas found by DNS for the backends that ``discover`` theirs (run by the lifespan).
     discovery: Discovery = field(default_factory=Discovery)
+    board: Board | None = None  # the host's, with ``serve --workers N``
+    host_wake: asyncio.Event = field(default_factory=asyncio.Event)  # a request waits
 
     def __post_init__(self) -> None:
-        self.rate_limits = TenantRateLimits(self.clock)
+        local = HostRateLimiter(self.board, self.clock) if self.board is not None else None
+        self.rate_limits = TenantRateLimits(self.clock, local=local)
 
     @classmethod
     def create(
@@ -100,14 +89,17 @@ class Gateway:
         path: Path | None,
         metrics: GatewayMetrics,
         clock: Callable[[], float],
+        board: Board | None = None,
     ) -> Gateway:
+        share = partial(BackendShare, board) if board is not None else None
         gateway = cls(
             PolicyHolder(policy),
-            BackendRegistry(clock),
+            BackendRegistry(clock, share),
             metrics,
             clock,
             Scheduler(clock),
             Reporter(clock, metrics=metrics),
+            board=board,
         )
         gateway.caches = CacheHolder(metrics, clock)
         gateway.holder = PolicyHolder(
@@ -191,7 +183,7 @@ class Gateway:
         )
         for state in self.backends.all():
             self.on_health_change(state)
-        self._watch_backends()
+        watch_backends(self.metrics, self.backends.all())
 
     def _forget_removed(self, before: Mapping[str, BackendSpec]) -> None:
         """A backend gone from the policy (a replica DNS no longer names): its per-backend
@@ -247,9 +239,19 @@ class Gateway:
                         waiting=partial(self._engine_waiting, name),
                     ),
                     leases=self.lease_gates(name) if self.lease_gates else None,
+                    host=self._host_slots(pool),
                 )
-            self._watch_admission(fresh[name])
+            watch_admission(self.metrics, fresh[name])
         self.admissions = fresh
+
+    def _host_slots(self, pool: PoolSpec) -> HostSlots:
+        """The pool's slots on the host board, per admission settings: an admission that a
+        reload replaced drains its holders on its own cells."""
+        if self.board is None:
+            return ALONE
+        settings = pool.settings.admission.model_dump_json() + str(pool.capacity)
+        digest = hashlib.blake2b(settings.encode(), digest_size=6).hexdigest()
+        return PoolShare(self.board, f"{pool.name}:{digest}", self.host_wake.set)
 
     def attach_lease_gates(self, gates: Callable[[str], LeaseGate]) -> None:
         """Cluster admission started: every pool's slots now also need its gate's lease."""
@@ -312,24 +314,6 @@ class Gateway:
         ]
         return min(found, default=None)
 
-    def _watch_admission(self, admission: PoolAdmission) -> None:
-        m, name = self.metrics, admission.pool.name
-        m.concurrency_limit.labels(name).set_function(lambda: admission.limit.limit)
-        m.ladder_step.labels(name).set_function(lambda: admission.step)
-        m.estimated_wait.labels(name).set_function(partial(_standard_wait, admission))
-        for state in State:
-            m.pool_state.labels(name, state.value).set_function(
-                partial(_in_state, admission, state)
-            )
-        objective = admission.objective
-        if objective is not None:
-            m.ttft_objective.labels(name).set(objective.ttft_s)
-        for lane in Lane:
-            for priority in Priority:
-                m.queue_depth.labels(name, lane.value, priority.name.lower()).set_function(
-                    partial(admission.queue.depth, lane, priority)
-                )
-
     def learned_context(self, served: Mapping[str, int]) -> None:
         """The backends' served context lengths: pools without ``max_context`` take them."""
         self.holder.refine(partial(with_served_context, served=served))
@@ -341,9 +325,8 @@ class Gateway:
         """A replica's metrics were read: what it shows queued of ours beyond its cap is taken
         back (``recovery/take_back.py``); its cap may have risen, and waiters may go."""
         if state.batch_limited and state.reports_waiting:
-            excess = to_take_back(
-                state.movable, state.inflight, state.dispatch_cap, state.load.waiting
-            )
+            cap = own_cap(state.inflight, state.host_inflight, state.dispatch_cap)
+            excess = to_take_back(state.movable, state.inflight, cap, state.load.waiting)
             for request in excess:
                 request.take_back()
         admission = self.admissions.get(state.spec.pool)
@@ -358,26 +341,7 @@ class Gateway:
             admission.dispatch()  # a replica more: its slots go to waiters
             admission.recheck()  # a replica fewer (or more): every waiter's prediction moved
         # Read at scrape time: the breaker moves from open to half-open by the clock alone.
-        self.metrics.breaker_state.labels(state.name).set_function(
-            lambda: _BREAKER_LEVEL[state.breaker.state]
-        )
-
-    def _watch_backends(self) -> None:
-        """Per-backend gauges, read from the live states when Prometheus scrapes."""
-        m = self.metrics
-        readers: list[tuple[Gauge, Callable[[BackendState], float]]] = [
-            (m.backend_waiting, lambda s: s.load.waiting),
-            (m.backend_running, lambda s: s.load.running),
-            (m.backend_kv_usage, lambda s: s.load.kv_usage),
-            (m.backend_prefix_hit_rate, lambda s: _or_nan(s.prefix_hit_rate)),
-            (m.backend_spec_acceptance, lambda s: _or_nan(s.spec_acceptance)),
-            (m.backend_inflight, lambda s: float(s.inflight)),
-            (m.backend_chars_per_token, lambda s: s.token_count.chars_per_token),
-        ]
-        for gauge, read in readers:
-            gauge.clear()  # backends a reload removed
-            for state in self.backends.all():
-                gauge.labels(state.name, state.spec.pool).set_function(partial(read, state))
+        self.metrics.breaker_state.labels(state.name).set_function(partial(breaker_level, state))
 
     def pool_states(self) -> list[BackendState]:
         return list(self.backends.all())

@@ -120,7 +120,7 @@ class Scheduler:
         matches: Mapping[str, float],
     ) -> int:
         weights = state.settings.weights
-        loads = [c.inflight + c.load.waiting for c in candidates]
+        loads = [c.host_inflight + c.load.waiting for c in candidates]
         if self._new_prefix(state, candidates, facts, matches):
             usages = [c.load.kv_usage for c in candidates]
             work = [state.index.work(c.name, self._clock()) for c in candidates]

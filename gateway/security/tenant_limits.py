@@ -5,13 +5,15 @@ between replicas through ``auth.redis_url``. When Redis fails (down, slow, refus
 request is charged to the memory buckets instead, Redis is left alone for ``retry_s`` (so a
 hung Redis costs one timeout per ``retry_s``, not one per request) and a warning is logged
 at most once per ``warn_every_s``: losing Redis degrades to per-replica limits, it never
-fails requests.
+fails requests. With several workers on one host (``serve --workers``) the local buckets
+are the host's (``host/buckets.py``, given as ``local``): memory then means this host.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 from redis import RedisError
 
@@ -22,14 +24,24 @@ from gateway.security.token_buckets import RateLimiter
 log = logging.getLogger(__name__)
 
 
+class LocalBuckets(Protocol):
+    """Buckets kept on this host: the process's (``RateLimiter``) or its workers'."""
+
+    def charge(self, tenant: str, limit: RateLimit, tokens: float) -> None: ...
+
+
 class TenantRateLimits:
     def __init__(
-        self, clock: Callable[[], float], warn_every_s: float = 30.0, retry_s: float = 5.0
+        self,
+        clock: Callable[[], float],
+        warn_every_s: float = 30.0,
+        retry_s: float = 5.0,
+        local: LocalBuckets | None = None,
     ) -> None:
         self._clock = clock
         self._retry_s = retry_s
         self._skip_until = float("-inf")
-        self.memory = RateLimiter(clock)
+        self.memory: LocalBuckets = RateLimiter(clock) if local is None else local
         self._redis: tuple[str, RedisRateLimiter] | None = None
         self._warn_every_s = warn_every_s
         self._warned_at: float | None = None

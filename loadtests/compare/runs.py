@@ -77,7 +77,8 @@ def gateway_run(
     with (
         running(fleet_cmd(fleet_path), [r.url + "/health" for r in reps], out / "fleet.log",
                 timeout_s=args.startup_timeout),
-        running(gateway_cmd(policy, args.gateway_port), [gateway_url + "/readyz"],
+        running(gateway_cmd(policy, args.gateway_port, getattr(args, "gateway_workers", 1)),
+                [gateway_url + "/readyz"],
                 out / "gateway.log", timeout_s=args.startup_timeout),
     ):  # fmt: skip
         metrics = [gateway_url + "/metrics", *(r.url + "/metrics" for r in reps)]

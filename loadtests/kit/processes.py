@@ -31,12 +31,14 @@ def fleet_up(
     return running(fleet_cmd(fleet_path), health, log_path, timeout_s=timeout_s)
 
 
-def gateway_cmd(policy: Path, port: int) -> list[str]:
+def gateway_cmd(policy: Path, port: int, workers: int = 1) -> list[str]:
     """``latency-gateway serve`` (or ``python -m gateway serve`` where the script is not
-    installed) under ``policy`` on 127.0.0.1:``port``."""
+    installed) under ``policy`` on 127.0.0.1:``port``, with ``workers`` processes (one
+    unless asked: the benchmarks compare one process with its peers)."""
     script = Path(sys.executable).with_name("latency-gateway")
     head = [str(script)] if script.exists() else [sys.executable, "-m", "gateway"]
-    return [*head, "serve", "--policy", str(policy), "--host", "127.0.0.1", "--port", str(port)]
+    return [*head, "serve", "--policy", str(policy), "--host", "127.0.0.1", "--port", str(port),
+            "--workers", str(workers)]  # fmt: skip
 
 
 def fake_argv(port: int, ttft_ms: float, tokens: int, itl_ms: float) -> list[str]:

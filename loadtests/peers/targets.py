@@ -51,6 +51,7 @@ class Front:
     public_model: str  # what clients ask the peers for
     provider: str  # LiteLLM provider prefix: openai (fake) or hosted_vllm (simulator)
     gateway_policy: str  # our gateway's policy YAML
+    gateway_workers: int = 1  # ``serve --workers``
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +137,8 @@ def plan_launch(
         return Launch("direct", [], front.upstreams[0].url, "", model=front.public_model)
     if name == "gateway":
         policy = root / "gateway-policy.yaml"
-        return Launch("gateway", gateway_cmd(policy, port), url, url + "/readyz",
+        argv = gateway_cmd(policy, port, front.gateway_workers)
+        return Launch("gateway", argv, url, url + "/readyz",
                       files={policy: front.gateway_policy})  # fmt: skip
     if name == "litellm":
         return _litellm(front, setup, port, root, binaries)

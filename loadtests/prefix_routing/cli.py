@@ -67,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate", type=float, help="override the workloads' arrival rate")
     parser.add_argument("--duration", type=float, help="override the workloads' duration (s)")
     parser.add_argument("--gateway-port", type=int, default=8090)
+    parser.add_argument("--gateway-workers", type=int, default=1, help="serve --workers")
     parser.add_argument("--startup-timeout", type=float, default=60.0)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "out")
     return parser

@@ -29,7 +29,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,8 @@ def _parser() -> argparse.ArgumentParser:
                    default=ROOT / "loadtests/workloads/bursty_straggler.yaml")  # fmt: skip
     p.add_argument("--overload-policy", type=Path,
                    default=ROOT / "policies/bench-overload.yaml")  # fmt: skip
+    p.add_argument("--gateway-workers", type=int, default=1,
+                   help="serve --workers of the gateway targets")  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--base-port", type=int, default=19870)
     p.add_argument("--fleet-port-offset", type=int, default=10000)
@@ -233,7 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     binaries: Binaries = ensure_all(set() if args.no_install else peers, os.environ)
     setup = peer_setup(nginx_cap)
     overload = overload_policy(yaml.safe_load(args.overload_policy.read_text()), fleet)
-    bench = Bench(fleet, write_fleet(fleet, args.out / "fleet.yaml"), front_for(fleet, policy),
+    front = replace(front_for(fleet, policy), gateway_workers=args.gateway_workers)
+    bench = Bench(fleet, write_fleet(fleet, args.out / "fleet.yaml"), front,
                   setup, args.out, args.base_port, binaries, args.startup_timeout)  # fmt: skip
     arena = Arena(bench, yaml.safe_dump(overload, sort_keys=False))
     meta: dict[str, Any] = {
@@ -244,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  f"{cap.slots} slots in all",
         "code": _commit(),
         "seed": args.seed,
+        "gateway workers": args.gateway_workers,
         "client timeout": f"{sizes.client_timeout_s:g} s to the first token",
         "nginx cap": f"{nginx_cap} in flight" + ("" if args.nginx_cap else
                      f" (slots + capacity x {BASE_OBJECTIVE_S:g} s: {cap.slots} + "

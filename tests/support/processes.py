@@ -29,7 +29,10 @@ def gateway_process(
     args: Sequence[str], cwd: Path | None = None
 ) -> Iterator[subprocess.Popen[str]]:
     """``python -m gateway ARGS`` with merged, unbuffered text output; stopped (SIGTERM, then
-    SIGKILL) on exit."""
+    SIGKILL) on exit. ``serve`` runs one process unless ``--workers`` is given (its default
+    is the cores available: the tests of one process's behaviour say so here, once)."""
+    if args and args[0] == "serve" and "--workers" not in args:
+        args = [*args, "--workers", "1"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "gateway", *args],
         cwd=cwd,

@@ -48,7 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cluster", "scheduling", "admission", "backends", "recovery"),  # the fleet: who, when
     ("policy",),  # compile, load, reload
     ("cache", "rewrite", "classify", "security", "upstream", "embedding", "tracing",
-     "dashboard", "retry_budget"),  # what one request needs, algorithm by algorithm
+     "dashboard", "retry_budget", "host"),  # what one request needs, algorithm by algorithm
     ("openai", "schema", "errors", "metrics", "metric_labels", "access_log", "children",
      "ttl_lru", "gateway"),  # vocabulary: the API, the policy's schema, errors, instruments
 )  # fmt: skip

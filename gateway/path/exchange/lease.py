@@ -94,10 +94,8 @@ class Lease:
         self._supported = backend.ttft_model.supported(self._features)
         self._observed: float | None = None
         self._pending = True
-        backend.pending += 1
-        backend.pending_tokens += self._uncached
-        backend.inflight += 1
-        self._inflight_at = backend.inflight
+        backend.sent(self._uncached)
+        self._inflight_at = backend.host_inflight
         backend.breaker.on_start()
         metrics.inflight.labels(plan.pool.name).inc()
 
@@ -119,8 +117,7 @@ class Lease:
 
     def _not_pending(self) -> None:
         self._pending = False
-        self.backend.pending -= 1
-        self.backend.pending_tokens = max(0.0, self.backend.pending_tokens - self._uncached)
+        self.backend.prefilled(self._uncached)
 
     def finish(self, outcome: Outcome) -> None:
         if self._done:
@@ -128,7 +125,7 @@ class Lease:
         self._done = True
         if self._pending:
             self._not_pending()
-        self.backend.inflight -= 1
+        self.backend.done()
         self._metrics.inflight.labels(self.plan.pool.name).dec()
         self._judge(outcome)
         if outcome.input_tokens is not None and outcome.status == 200:

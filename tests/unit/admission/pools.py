@@ -8,6 +8,7 @@ from prometheus_client import CollectorRegistry
 
 from gateway.admission.controller import PoolAdmission
 from gateway.admission.fleet import FleetView
+from gateway.admission.host_slots import ALONE, HostSlots
 from gateway.metrics import GatewayMetrics
 from gateway.policy import load_policy_text
 
@@ -28,11 +29,13 @@ def pool_admission(
     backend_s: float | None = None,
     engine_slots: Callable[[], int | None] = lambda: None,
     fleet: FleetView | None = None,
+    host: HostSlots = ALONE,
 ) -> PoolAdmission:
     """``slots`` slots (the backend's max_inflight); ``backend_s``: the replica's predicted
     TTFT (None: no prediction, as with no routable replica); ``engine_slots``: what the
     replicas were learned to run at once, read at each decision (None: not known); ``fleet``:
-    every reading of the replicas instead (``backend_s`` and ``engine_slots`` then unused)."""
+    every reading of the replicas instead (``backend_s`` and ``engine_slots`` then unused);
+    ``host``: the host's other workers (``serve --workers``)."""
     policy = load_policy_text(
         f"""
 backends:
@@ -48,4 +51,5 @@ pools:
         clock=clock,
         metrics=GatewayMetrics(CollectorRegistry()),
         fleet=fleet or FleetView(ttft=lambda tokens: backend_s, slots=engine_slots),
+        host=host,
     )

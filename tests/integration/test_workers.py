@@ -1,0 +1,241 @@
+"""``serve --workers 2`` for real: two processes answer on one port and behave as one gateway
+(admission and rate limits across both, /metrics of both, a reload reaching both, SIGTERM
+stopping all)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from gateway.host.board import alive
+from loadtests.kit.fake_upstream import FakeConfig, build_fake
+from loadtests.kit.ports import free_port
+from tests.support.processes import gateway_process
+from tests.support.security import TENANT_A_KEY, tenants_yaml
+from tests.support.servers import serve
+
+BURST = 8
+
+
+class Concurrency:
+    """ASGI wrapper: the most generation requests the upstream had at once."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.now = 0
+        self.most = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not scope["path"].endswith("/completions"):
+            await self.app(scope, receive, send)
+            return
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.now -= 1
+
+
+@pytest.fixture
+def counted() -> Iterator[tuple[str, Concurrency]]:
+    app = Concurrency(build_fake(FakeConfig(ttft_s=0.3, tokens=3, itl_s=0.01)))
+    with serve(app) as url:
+        yield url, app
+
+
+def _policy(upstream: str) -> str:
+    # Objective off: the burst waits for the two slots instead of being refused.
+    return f"""
+backends:
+  - {{name: b0, url: "{upstream}", engine: openai, model: fake-model, pool: main,
+     max_inflight: 2}}
+models:
+  fast: {{pool: main}}
+pools:
+  main: {{admission: {{objective: null}}}}
+server: {{drain_timeout_s: 2}}
+"""
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The worker processes the supervisor ``pid`` spawned (not multiprocessing's tracker)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and b"spawn_main" in command:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _worker_samples(base: str, name: str) -> dict[str, float]:
+    """Per worker label, the sum of a counter family's samples in /metrics."""
+    text = httpx.get(base + "/metrics", timeout=10).text
+    totals: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name != name:
+            continue
+        for sample in family.samples:
+            if sample.name == name + "_total":
+                worker = sample.labels["worker"]
+                totals[worker] = totals.get(worker, 0.0) + sample.value
+    return totals
+
+
+def _workers_up(base: str, proc: subprocess.Popen[str]) -> None:
+    """Until /metrics shows both workers (each answers its siblings once it serves)."""
+    with httpx.Client(transport=httpx.HTTPTransport(retries=50), timeout=10) as http:
+        for _ in range(300):
+            assert proc.poll() is None, "the gateway exited"
+            try:
+                text = http.get(base + "/metrics").text
+            except httpx.HTTPError:
+                text = ""
+            if 'worker="0"' in text and 'worker="1"' in text:
+                return
+            # Not a sleep for state: a worker starting up is a process, not an event here.
+            proc_wait(proc, 0.2)
+    raise AssertionError("both workers never answered")
+
+
+def proc_wait(proc: subprocess.Popen[str], seconds: float) -> None:
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return
+
+
+@contextmanager
+def _served(policy: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    path = tmp_path / "policy.yaml"
+    path.write_text(policy)
+    port = free_port()
+    args = ["serve", "--policy", str(path), "--port", str(port), "--workers", "2"]
+    with gateway_process(args) as proc:
+        base = f"http://127.0.0.1:{port}"
+        _workers_up(base, proc)
+        yield proc, base
+
+
+def _stream(base: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    body = {"model": "fast", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    # A fresh connection each: the kernel spreads them over the workers' sockets.
+    with httpx.Client(timeout=30) as http:
+        response = http.post(base + "/v1/chat/completions", json=body, headers=headers or {})
+        return response.status_code, response.text
+
+
+def test_two_workers_are_one_gateway(counted: tuple[str, Concurrency], tmp_path: Path) -> None:
+    upstream, fake = counted
+    with _served(_policy(upstream), tmp_path) as (proc, base):
+        workers = _workers_of(proc.pid)
+        with ThreadPoolExecutor(BURST) as pool:
+            answers = list(pool.map(lambda _: _stream(base), range(BURST)))
+        assert [status for status, _ in answers] == [200] * BURST
+        assert all(text.rstrip().endswith("data: [DONE]") for _, text in answers)
+        # Admission across both workers: the replica's max_inflight of 2 held for the host.
+        assert fake.most == 2
+        served = _worker_samples(base, "gateway_requests")
+        assert set(served) == {"0", "1"}  # /metrics shows both workers' series
+        assert sum(served.values()) == BURST
+
+        reload = httpx.post(base + "/admin/reload", timeout=10).json()
+        assert reload["status"] == "unchanged"
+        assert sorted(reload["workers"]) == ["0", "1"]
+        assert {w["status"] for w in reload["workers"].values()} == {"unchanged"}
+
+        dashboard = httpx.get(base + "/dashboard/data", timeout=10).json()
+        pool_view = dashboard["pools"][0]
+        assert pool_view["name"] == "main"
+        assert pool_view["inflight"] == 0
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    assert len(workers) == 2
+    assert not [pid for pid in workers if alive(pid)]  # every worker stopped with it
+
+
+def test_a_tenants_rate_limit_holds_across_workers(
+    counted: tuple[str, Concurrency], tmp_path: Path
+) -> None:
+    upstream, _ = counted
+    auth = tenants_yaml(alpha_extra="      rate_limit: {requests_per_minute: 3}")
+    with _served(_policy(upstream) + auth, tmp_path) as (_, base):
+        headers = {"authorization": f"Bearer {TENANT_A_KEY}"}
+        with ThreadPoolExecutor(6) as pool:
+            statuses = sorted(s for s, _ in pool.map(lambda _: _stream(base, headers), range(6)))
+        assert statuses == [200, 200, 200, 429, 429, 429]
+        limited = _worker_samples(base, "gateway_tenant_requests")
+        assert set(limited) == {"0", "1"}
+
+
+def _digests(base: str) -> dict[str, str]:
+    """Per worker, the digest of the policy it runs (``gateway_policy_info``)."""
+    text = httpx.get(base + "/metrics", timeout=10).text
+    return {
+        sample.labels["worker"]: sample.labels["digest"]
+        for family in text_string_to_metric_families(text)
+        if family.name == "gateway_policy_info"
+        for sample in family.samples
+        if sample.value == 1
+    }
+
+
+def test_sighup_reloads_every_worker(counted: tuple[str, Concurrency], tmp_path: Path) -> None:
+    upstream, _ = counted
+    quiet = _policy(upstream).replace(
+        "{drain_timeout_s: 2}", "{drain_timeout_s: 2, reload_poll_s: 3600}"
+    )
+    with _served(quiet, tmp_path) as (proc, base):  # only the signal may reload
+        before = _digests(base)
+        assert set(before) == {"0", "1"}
+        assert len(set(before.values())) == 1
+        (tmp_path / "policy.yaml").write_text(
+            quiet.replace("models:", "models:\n  smart: {pool: main}")
+        )
+        proc.send_signal(signal.SIGHUP)
+        for _ in range(150):
+            after = _digests(base)
+            if set(after) == {"0", "1"} and set(after.values()).isdisjoint(before.values()):
+                break
+            proc_wait(proc, 0.2)
+        assert set(after) == {"0", "1"}
+        assert len(set(after.values())) == 1  # both on the edited policy
+        assert set(after.values()).isdisjoint(before.values())
+
+
+def test_a_policy_that_does_not_load_stops_before_any_worker(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("backends: []\n")
+    args = ["serve", "--policy", str(path), "--port", str(free_port()), "--workers", "2"]
+    with gateway_process(args) as proc:
+        assert proc.wait(timeout=30) == 1
+        assert proc.stdout is not None
+        assert "backends" in proc.stdout.read()
+
+
+def test_the_supervisor_leaves_no_folder_behind(
+    counted: tuple[str, Concurrency], tmp_path: Path
+) -> None:
+    upstream, _ = counted
+    shm = Path("/dev/shm")
+    before = set(shm.glob("latency-gateway-*")) if shm.is_dir() else set()
+    with _served(_policy(upstream), tmp_path) as (proc, _):
+        during = set(shm.glob("latency-gateway-*")) - before
+        assert len(during) >= 1
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    assert not any(folder.exists() for folder in during)
