@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from loadtests.sim.fleet import load_fleet
 from loadtests.slo.bench import SERVED_MODEL, default_policy, overload_policy, peer_setup
 from loadtests.slo.cli import _parser, _resolve
 from loadtests.slo.program import FULL, QUICK
+from loadtests.slo.refuser import BODY, refuser_conf
+from loadtests.slo.replicas import cluster_policy, redis_argv
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -71,3 +74,24 @@ def test_explicit_flags_win_over_the_mode(
     sizes = _resolve(_parser().parse_args(argv))
     assert (sizes.bursty_s, sizes.cold_requests, sizes.client_timeout_s) == (bursty_s, cold,
                                                                              timeout)  # fmt: skip
+
+
+def test_the_refuser_answers_503_at_once_and_says_so(tmp_path: Path) -> None:
+    text = refuser_conf(tmp_path, 19890)
+    assert "listen 127.0.0.1:19890" in text
+    assert "return 503 '" in text
+    assert "add_header Retry-After 1 always;" in text
+    assert "add_header x-gateway-queue-ms 0 always;" in text
+    assert "proxy_pass" not in text  # nothing behind it
+    assert json.loads(BODY)["error"]["type"] == "service_unavailable"
+
+
+def test_the_cluster_variant_turns_cluster_admission_on() -> None:
+    policy = yaml.safe_dump(default_policy(_fleet()))
+    clustered = yaml.safe_load(cluster_policy(policy, "redis://127.0.0.1:19893/0"))
+    assert clustered["cluster"] == {"enabled": True, "redis_url": "redis://127.0.0.1:19893/0"}
+    assert clustered["backends"] == yaml.safe_load(policy)["backends"]
+    load_policy_text(yaml.safe_dump(clustered))
+    argv = redis_argv("/usr/bin/redis-server", 19893, Path("/tmp/r"))
+    assert argv[:3] == ["/usr/bin/redis-server", "--port", "19893"]
+    assert "--save" in argv
