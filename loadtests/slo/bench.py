@@ -25,6 +25,8 @@ from typing import Any
 
 import httpx2 as httpx
 
+from gateway.children import StartupError
+from loadtests.kit.ports import port_taken
 from loadtests.loadgen.client import Target
 from loadtests.loadgen.fleet import replicas
 from loadtests.loadgen.report import write_jsonl
@@ -39,8 +41,9 @@ from loadtests.slo.replicas import NAMES as REPLICATED
 from loadtests.slo.replicas import PROCESSES, gateways
 
 TARGETS = ("direct", "gateway", "gateway-overload", "litellm", "vllm-router", "nginx", REFUSER)
-# Ports of the targets ``loadtests.peers.targets.port_of`` does not know, past the base port.
-OWN_PORTS = {REFUSER: 20, "gateway-x2": 21, "redis": 23}
+# Ports of the targets ``loadtests.peers.targets.port_of`` does not know, past the base port
+# (``port_of`` takes 1 to 5; these stay within the base port's block of ten).
+OWN_PORTS = {REFUSER: 6, "gateway-x2": 7, "redis": 9}
 SERVED_MODEL = "sim-slo-engine"
 
 
@@ -122,21 +125,33 @@ class TargetRun:
     metrics_text: str | None  # the gateway's /metrics after the run; None for others
 
 
+def own_ports(name: str, base: int) -> tuple[int, ...]:
+    """The ports target ``name`` listens on beyond ``port_of``'s (none for the others)."""
+    if name == REFUSER:
+        return (base + OWN_PORTS[REFUSER],)
+    if name in REPLICATED:
+        first = base + OWN_PORTS["gateway-x2"]
+        redis = (base + OWN_PORTS["redis"],) if name == "gateway-x2-cluster" else ()
+        return (*range(first, first + PROCESSES), *redis)
+    return ()
+
+
 @contextmanager
 def _targets(name: str, arena: Arena, out: Path) -> Iterator[tuple[list[Target], list[str]]]:
     """Target ``name`` up (on a fresh fleet, but the refuser: it needs none); its client
     targets and the gateway ``/metrics`` URLs to read after the run."""
     base = arena.bench.base_port
+    ports = own_ports(name, base)
+    if taken := [p for p in ports if port_taken(p)]:
+        raise StartupError(f"port {taken[0]} is taken by another process")
     if name == REFUSER:
-        with refusing(base + OWN_PORTS[REFUSER], out, arena.bench.binaries.nginx,
+        with refusing(ports[0], out, arena.bench.binaries.nginx,
                       arena.bench.startup_timeout_s) as launch:  # fmt: skip
             yield [Target(launch.url, SERVED_MODEL)], []
         return
     if name in REPLICATED:
-        first = base + OWN_PORTS["gateway-x2"]
-        ports = tuple(range(first, first + PROCESSES))
-        with gateways(name, arena.bench, out, ports, base + OWN_PORTS["redis"]) as targets:
-            yield targets, [t.base_url + "/metrics" for t in targets]
+        with gateways(name, arena.bench, out, ports[:PROCESSES], base + OWN_PORTS["redis"]) as got:
+            yield got, [t.base_url + "/metrics" for t in got]
         return
     peer, bench = _peer_and_bench(name, arena)
     with serving(peer, bench, out) as launch:
