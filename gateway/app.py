@@ -13,13 +13,16 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 from gateway import cluster
 from gateway.backends.health import HealthChecker
 from gateway.backends.load_watch import LoadWatcher
+from gateway.backends.served_context import ServedContexts
 from gateway.dashboard.snapshot import snapshot
 from gateway.edge.error_render import error_response, internal_error, not_found
-from gateway.edge.routes import routes
+from gateway.edge.every_answer import EveryAnswer
+from gateway.edge.routes import is_operation, routes
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.path.relay import Proxy
@@ -64,6 +67,8 @@ def build_app(
     app = Starlette(
         routes=routes(),
         lifespan=lifespan,
+        # Every answer has x-gateway-request-id and is in gateway_requests_total.
+        middleware=[Middleware(EveryAnswer, metrics=metrics, operations=is_operation)],
         exception_handlers={
             404: not_found,
             405: not_found,
@@ -85,9 +90,15 @@ async def _background(gateway: Gateway, upstream: ConnectionPool) -> AsyncIterat
         gateway.on_health_change,
     )
     await checker.probe_all()
-    loads = LoadWatcher(upstream, lambda: gateway.policy, gateway.pool_states)
+    # Each backend's served context length (vLLM's max_model_len), before serving.
+    served = ServedContexts(
+        upstream, lambda: gateway.policy, gateway.pool_states, gateway.learned_context
+    )
+    await served.ask_new()
+    loads = LoadWatcher(upstream, lambda: gateway.policy, gateway.pool_states, gateway.on_load_read)
     tasks = [
         asyncio.create_task(checker.run(), name="health-checker"),
+        asyncio.create_task(served.run(), name="served-context"),
         asyncio.create_task(loads.run(), name="load-watcher"),
         asyncio.create_task(gateway.holder.watch(), name="policy-watcher"),
         asyncio.create_task(

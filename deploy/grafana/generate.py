@@ -219,9 +219,25 @@ def _latency() -> list[Panel]:
         ),
         ("Gateway overhead", [(_q99("gateway_overhead_seconds", ""), "p99")], "s"),
         (
-            "Requests by status",
+            "Requests by status (every answer: served, refused, client errors)",
             [_agg("sum", "status", "rate(gateway_requests_total[1m])")],
             "reqps",
+        ),
+        (
+            "Error rate: share of answers by status class",
+            [
+                (
+                    'sum(rate(gateway_requests_total{status=~"5.."}[5m]))'
+                    " / sum(rate(gateway_requests_total[5m]))",
+                    "5xx (refusals included)",
+                ),
+                (
+                    'sum(rate(gateway_requests_total{status=~"4.."}[5m]))'
+                    " / sum(rate(gateway_requests_total[5m]))",
+                    "4xx",
+                ),
+            ],
+            "percentunit",
         ),
         (
             "Refused per second by tenant limits (429, before any pool is chosen)",

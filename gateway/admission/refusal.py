@@ -1,11 +1,11 @@
 """A refusal as the client gets it: a 503 with an honest ``Retry-After``, a message that
 names what it was decided on, and headers that say the same in numbers.
 
-The message names the prediction, the limit it missed (the objective or the deadline) and
-the time the request had already spent (``predicted first token at 2.3 s, past the 2.0 s
-objective; 0.2 s already spent here``): a prediction alone would read as a contradiction
-when it is below the objective of a request that has waited. ``Retry-After`` is the
-predicted time until the work ahead has drained (``retry_after.py``).
+The message (``refusal_text.py``) names the prediction, the limit it missed (the objective or
+the deadline) and the time the request had already spent (``predicted first token at 2.3 s, past
+the 2.0 s objective; 0.2 s already spent here``): a prediction alone would read as a
+contradiction when it is below the objective of a request that has waited. ``Retry-After`` is
+the predicted time until the work ahead has drained (``retry_after.py``).
 
 Causes, for the metrics and the dashboard: ``deadline`` (past the request's deadline),
 ``saturated`` (the pool saturated and the objective missed, or the overload ladder's shed
@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.admission.decision import Prediction
+from gateway.admission.refusal_text import refusal_text
 from gateway.admission.retry_after import retry_after_s
-from gateway.admission.rules import DEADLINE, OBJECTIVE
+from gateway.admission.rules import DEADLINE
 from gateway.errors import GatewayError, ServiceUnavailable
 from gateway.metrics import GatewayMetrics
 
@@ -56,8 +57,14 @@ def refusal_error(refused: Refused, metrics: GatewayMetrics) -> GatewayError:
     metrics.shed.labels(pool, reason, refused.priority, cause_of(reason)).inc()
     metrics.retry_after.labels(pool).observe(retry)
     return ServiceUnavailable(
-        f"Pool '{refused.pool}' cannot serve this request in time "
-        f"({refused.reason.replace('_', ' ')}): {_why(refused)}.",
+        refusal_text(
+            pool,
+            reason,
+            refused.spent_s,
+            ttft_s,
+            refused.objective_s,
+            refused.deadline_s,
+        ),
         code=refused.reason,
         retry_after_s=retry,
         headers={
@@ -68,15 +75,3 @@ def refusal_error(refused: Refused, metrics: GatewayMetrics) -> GatewayError:
             "x-gateway-queue-ms": f"{refused.queued_s * 1000:.0f}",
         },
     )
-
-
-def _why(refused: Refused) -> str:
-    first = refused.spent_s + refused.prediction.ttft_s
-    said = f"predicted first token at {first:.1f} s"
-    limit = refused.deadline_s if refused.reason == DEADLINE else refused.objective_s
-    if limit is not None and refused.reason in (DEADLINE, OBJECTIVE):
-        name = "deadline" if refused.reason == DEADLINE else "objective"
-        said += f", past the {limit:.1f} s {name}"
-    elif refused.reason in HARD_CAPS:
-        said += f"; the pool's {refused.reason.replace('_', ' ')} limit is reached"
-    return f"{said}; {refused.spent_s:.1f} s already spent here"

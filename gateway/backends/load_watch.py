@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 OVERFLOW_TICK_S = 0.05  # how soon an engine sent more than it was seen running is read
+SHARED_TICK_S = 0.2  # how often an engine whose batch others use too is read
 CONFIRM_GAP_S = 1.0  # the least time between two reads that confirm a batch size
 FRESH_READS = 2  # a read is believed for this many scrape intervals
 
@@ -43,29 +44,36 @@ class LoadWatcher:
         pool: ConnectionPool,
         current_policy: Callable[[], CompiledPolicy],
         states: Callable[[], list[BackendState]],
+        on_read: Callable[[BackendState], None] = lambda state: None,
     ) -> None:
         self._pool = pool
         self._policy = current_policy
         self._states = states
+        self._on_read = on_read  # a read may free slots: waiters go
         self.problems = ProblemLog(log, "metrics scrape")
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
-        next_all = loop.time()
+        next_all = next_shared = loop.time()
         while True:
             if loop.time() >= next_all:
                 await self.scrape_all()
                 next_all = loop.time() + self._policy().source.health.scrape_interval_s
             else:
-                await self.scrape_overflowing()
+                shared = loop.time() >= next_shared
+                await self.scrape_overflowing(shared)
+                if shared:
+                    next_shared = loop.time() + SHARED_TICK_S
             await asyncio.sleep(max(0.0, min(OVERFLOW_TICK_S, next_all - loop.time())))
 
-    async def scrape_overflowing(self) -> None:
+    async def scrape_overflowing(self, shared: bool = False) -> None:
         """Read at once the backends sent more than they were seen running: a burst that
-        fills an engine's batch is capped within a tick, not a scrape interval later."""
+        fills an engine's batch is capped within a tick, not a scrape interval later; and,
+        with ``shared``, those whose batch others use too."""
         timeout_s = self._policy().source.health.timeout_s
         wanted = [s for s in self._states() if s.routable and scrapes(s.spec.engine)]
-        await asyncio.gather(*(self._scrape(s, timeout_s) for s in wanted if s.overflowing))
+        due = [s for s in wanted if s.overflowing or (shared and s.shared)]
+        await asyncio.gather(*(self._scrape(s, timeout_s) for s in due))
 
     async def scrape_all(self) -> None:
         timeout_s = self._policy().source.health.timeout_s
@@ -80,6 +88,7 @@ class LoadWatcher:
             load = parse_load(state.spec.engine, body.decode("utf-8", "replace"))
             interval = self._policy().source.health.scrape_interval_s
             fold_load(state, load, state.clock(), fresh_s=FRESH_READS * interval)
+            self._on_read(state)
             if state.dispatch_cap != cap:
                 log.info(
                     "backend %s: sends at most %d at once (was %d; it ran %d, %d waiting)",
@@ -110,7 +119,7 @@ def fold_load(state: BackendState, load: Load, now: float, fresh_s: float = 2.0)
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
-    state.read_at, state.fresh_s = now, fresh_s
+    state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, float(state.inflight)
     learn_batch(state, load, now)
 
 

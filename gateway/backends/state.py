@@ -19,6 +19,12 @@ How much a replica takes at once comes from evidence, never from a guess that re
 
 Its reported queue is believed while the report is fresh (``fresh_s``, two scrape
 intervals): no queueing inside it is predicted while it reports none.
+
+Other gateways (replicas of this one, other clients) show in the same report: what it runs
+and queues beyond what this gateway had sent at the read (``others``). A known batch is
+then shared: this gateway takes what the others leave of it, and at least half of it while
+they use it (two gateways each keeping to half fill it and queue nothing), and the engine's
+queue counts theirs too.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
 from gateway.backends.scrape import Load, scrapes
@@ -38,6 +45,12 @@ from gateway.policy.compile import BackendSpec, CompiledPolicy
 BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
 PROBE_MIN = 8  # in flight on a replica whose metrics showed no limit yet, at least
 PROBE_FACTOR = 2.0  # ... and up to this many times the most it was seen taking
+
+
+class Movable(Protocol):
+    """A request sent here that has no first token yet, and can still be taken back."""
+
+    def take_back(self) -> None: ...
 
 
 class Health(StrEnum):
@@ -76,8 +89,12 @@ class BackendState:
     # (no queue inside the engine): room it has shown, where its metrics say nothing.
     room_seen: float = 0.0
     read_at: float = -math.inf  # when its metrics were last read (the registry's clock)
+    own_at_read: float = 0.0  # what this gateway had in flight there at that read
     fresh_s: float = 0.0  # how long such a read is believed
     clock: Callable[[], float] = time.monotonic
+    # The requests sent here still waiting for their first token that can be taken back,
+    # oldest first (``recovery/take_back.py`` picks the last sent).
+    movable: list[Movable] = field(default_factory=list)
     ttft_model: TtftModel = field(default_factory=TtftModel)
     # Prompt tokens it counts per character sent, learned from its ``usage`` (token_count.py).
     token_count: TokenCount = field(default_factory=TokenCount)
@@ -93,11 +110,19 @@ class BackendState:
         )
 
     def _queued_in_engine(self) -> float:
-        """Requests waiting inside the engine: our own beyond its known batch, or what its
-        fresh report says (other clients' included); none is predicted on a guess."""
+        """Requests waiting inside the engine: ours and the others' beyond its known batch,
+        or what its fresh report says; none is predicted on a guess."""
         if self.batch_limited and self.slots_seen > 0:
-            return max(0.0, self.inflight - self.slots_seen)
+            return max(0.0, self.inflight + self.others - self.slots_seen)
         return self._scraped_queue()
+
+    @property
+    def others(self) -> float:
+        """Requests of others in the engine by its fresh report: all it runs and queues
+        beyond what this gateway had sent at the read."""
+        if not self.report_fresh:
+            return 0.0
+        return max(0.0, self.load.running + self.load.waiting - self.own_at_read)
 
     def _scraped_queue(self) -> float:
         """Other clients' requests queued in the engine, as far as its fresh metrics tell.
@@ -178,7 +203,10 @@ class BackendState:
             # prefill chunk's moment, a cap of exactly what ran would keep it from ever
             # running more.
             probe = 0 if self.batch_known else 1
-            return min(hard, int(self.slots_seen) + probe)
+            batch = int(self.slots_seen) + probe
+            if self.others > 0:
+                batch = max(math.ceil(batch / 2), batch - math.ceil(self.others))
+            return min(hard, batch)
         taken = max(self.slots_seen, self.room_seen)
         return min(hard, max(PROBE_MIN, int(PROBE_FACTOR * taken)))
 
@@ -200,6 +228,11 @@ class BackendState:
         reads it at once)."""
         # Only an engine whose metrics were read can tell.
         return self.metrics_read and not self.batch_known and self.slots_seen < self.inflight
+
+    @property
+    def shared(self) -> bool:
+        """Its known batch is shared with others: read it often, their use changes."""
+        return self.batch_limited and self.others > 0
 
     @property
     def has_capacity(self) -> bool:

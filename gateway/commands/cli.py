@@ -4,17 +4,20 @@ schema | hash-key``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
+from gateway import __version__
 from gateway.access_log import ACCESS_LOGGER, write_in_background
 from gateway.policy import PolicyError, load_policy_file
 from gateway.policy.compile import CompiledPolicy
+from gateway.policy.extras import INSTALL, encoder_modules, missing, semantic_installed
 from gateway.schema import Policy
 from gateway.upstream.origin import url_form, way_notes
 
@@ -39,13 +42,18 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="latency-gateway", description="Latency-aware OpenAI-compatible LLM gateway"
     )
+    parser.add_argument("--version", action="version", version=f"latency-gateway {__version__}")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="run the gateway on a policy file")
     serve.add_argument("--policy", required=True, help="policy YAML file")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--log-level", default="info")
+    _listen_options(serve)
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=("critical", "error", "warning", "info", "debug"),
+        help="the gateway's own log (default: %(default)s); access lines go to stdout",
+    )
     serve.set_defaults(func=_serve)
 
     check = sub.add_parser("check", help="validate and compile a policy file")
@@ -53,9 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_check)
 
     demo = sub.add_parser("demo", help="start a simulated fleet and the gateway in front of it")
-    demo.add_argument("--host", default="127.0.0.1")
-    demo.add_argument("--port", type=int, default=8080)
+    _listen_options(demo)
     demo.add_argument("--speed", type=float, default=1.0, help="simulated time / real time")
+    demo.add_argument(
+        "--access-log-stdout",
+        action="store_true",
+        help="print one JSON access line per request here (default: to a file the banner names)",
+    )
     demo.set_defaults(func=_demo)
 
     route = sub.add_parser(
@@ -97,6 +109,17 @@ def _parser() -> argparse.ArgumentParser:
     curve.add_argument("--points", type=int, default=20, help="rows of the curve to print")
     curve.set_defaults(func=_cache_curve)
     return parser
+
+
+def _listen_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: %(default)s, this machine only; 0.0.0.0: all)",
+    )
+    command.add_argument(
+        "--port", type=int, default=8080, help="port to listen on (default: %(default)s)"
+    )
 
 
 def _cache_curve(args: argparse.Namespace) -> int:
@@ -149,6 +172,11 @@ def _check(args: argparse.Namespace) -> int:
         # Says which form of the URL was understood (server root or API base).
         notes = [url_form(spec.url), *way_notes(spec.origin)]
         print(f"  backend {spec.name} {spec.url}: {'; '.join(notes)}")
+    if not semantic_installed():
+        print(
+            "install: without the semantic extra (fine for this policy); the semantic cache, "
+            f"classify.knn and classify.model would need {INSTALL}"
+        )
     split = policy.auto_split
     if split is not None and any(route.auto for route in policy.models.values()):
         scored = "learned model" if policy.classify.model is not None else "heuristic"
@@ -166,23 +194,47 @@ def _serve(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from gateway.commands import demo
 
-    workdir = demo.new_workdir()
-    policy_path = demo.demo_policy(workdir)
-    policy = load_policy_file(policy_path)
-    health = [backend.url.rstrip("/") + "/health" for backend in policy.backends]
-    log_path = workdir / "fleet.log"
-    print(f"starting the simulated fleet (log: {log_path}) ...", flush=True)
-    try:
-        with demo.simulated_fleet(health, args.speed, log_path):
-            print(demo.banner(args.host, args.port, policy_path, policy), flush=True)
-            return serve_policy(policy_path, host=args.host, port=args.port, log_level="warning")
-    except demo.FleetError as exc:
-        print(f"demo: {exc}", file=sys.stderr)
-        return 1
+    with demo.workdir() as workdir:
+        policy_path = demo.demo_policy(workdir)
+        policy = load_policy_file(policy_path)
+        urls = [backend.url for backend in policy.backends]
+        taken = demo.taken_ports(urls)
+        if taken:
+            ports = ", ".join(map(str, taken))
+            print(
+                f"demo: port {ports} of the simulated fleet is in use (another demo running?); "
+                "stop it first",
+                file=sys.stderr,
+            )
+            return 1
+        health = [url.rstrip("/") + "/health" for url in urls]
+        log_path = workdir / "fleet.log"
+        access = None if args.access_log_stdout else workdir / "access.log"
+        print(f"starting the simulated fleet (log: {log_path}) ...", flush=True)
+        try:
+            with (
+                demo.simulated_fleet(health, args.speed, log_path),
+                contextlib.ExitStack() as files,
+            ):
+                print(demo.banner(args.host, args.port, policy_path, policy, access), flush=True)
+                lines = sys.stdout if access is None else files.enter_context(access.open("a"))
+                return serve_policy(
+                    policy_path,
+                    host=args.host,
+                    port=args.port,
+                    log_level="warning",
+                    access_log=lines,
+                )
+        except demo.FleetError as exc:
+            print(f"demo: {exc}", file=sys.stderr)
+            return 1
 
 
-def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> int:
-    """Load the policy (exit 1 if it is invalid) and serve it until interrupted."""
+def serve_policy(
+    path: str | Path, *, host: str, port: int, log_level: str, access_log: IO[str] | None = None
+) -> int:
+    """Load the policy (exit 1 if it is invalid) and serve it until interrupted; access lines
+    go to ``access_log`` (default: standard output)."""
     from gateway.app import build_app
 
     logging.basicConfig(
@@ -193,7 +245,8 @@ def serve_policy(path: str | Path, *, host: str, port: int, log_level: str) -> i
     policy = _load(path)
     if policy is None:
         return 1
-    access = write_in_background(logging.getLogger(ACCESS_LOGGER), sys.stdout)
+    lines = sys.stdout if access_log is None else access_log
+    access = write_in_background(logging.getLogger(ACCESS_LOGGER), lines)
     app = build_app(policy, policy_path=path)
     # Everything loaded so far lives as long as the process: keep it out of the collector's
     # full passes, whose pauses would otherwise land on the latency tail.
@@ -281,6 +334,12 @@ def _fit_router(args: argparse.Namespace) -> int:
 def _encoder(model_path: str | None) -> Encoder:
     from gateway.embedding import SentenceEncoder
 
+    lacking = missing(encoder_modules(model_path))
+    if lacking:
+        raise SystemExit(
+            f"this command embeds prompts: it needs the semantic extra (missing "
+            f"{', '.join(lacking)}): {INSTALL}"
+        )
     print("loading the embedding model...", file=sys.stderr)
     return SentenceEncoder(model_path)
 

@@ -3,16 +3,20 @@
 The fleet is the simulator of the load tests, started as a child process (``python -m
 loadtests.sim --fleet demo``, 2 small and 2 large vLLM replicas on the ports the demo policy
 names); the product never imports it. The demo policy is package data
-(``gateway/defaults/demo.yaml``), copied to a fresh directory so that it can be edited while
-the gateway runs (it reloads on save), whether the gateway runs from a checkout or a wheel.
-The fleet stops with the gateway, on Ctrl-C as on SIGTERM. The banner shows how the policy's
-tier rules route the ``auto`` model (hard prompts to the large pool).
+(``gateway/defaults/demo.yaml``), copied to a fresh temporary directory so that it can be
+edited while the gateway runs (it reloads on save), whether the gateway runs from a checkout
+or a wheel; the fleet's log and the gateway's access log (one JSON line a request, not on
+the terminal unless asked) are written there, and the directory is removed when the demo
+stops. The fleet stops with the gateway, on Ctrl-C as on SIGTERM. A port the fleet needs
+that something else holds (another demo) stops the demo before it starts, rather than
+letting another fleet answer. The banner shows how the ``auto`` model routes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -20,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from importlib.resources import files
 from pathlib import Path
 from types import FrameType
+from urllib.parse import urlsplit
 
 from gateway.children import StartupError, running
 from gateway.policy.compile import CompiledPolicy
@@ -40,8 +45,32 @@ def demo_policy(directory: Path) -> Path:
     return path
 
 
-def new_workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="latency-gateway-demo-"))
+@contextlib.contextmanager
+def workdir() -> Iterator[Path]:
+    """A fresh directory for the demo's files, removed with them on the way out."""
+    with tempfile.TemporaryDirectory(prefix="latency-gateway-demo-") as path:
+        yield Path(path)
+
+
+def taken_ports(urls: Sequence[str]) -> list[int]:
+    """The ports of ``urls`` (the fleet's, on this machine) that something already holds."""
+    taken = []
+    for url in urls:
+        parts = urlsplit(url)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((parts.hostname or "127.0.0.1", parts.port or 80))
+            except OSError:
+                taken.append(parts.port or 80)
+    return taken
+
+
+def log_tail(path: Path, lines: int = 20) -> str:
+    """The last ``lines`` lines of a log, to show before its directory goes."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
 
 
 @contextlib.contextmanager
@@ -56,7 +85,10 @@ def simulated_fleet(
         with running(argv, health_urls, log_path, timeout_s=START_TIMEOUT_S) as proc:
             yield proc
     except StartupError as exc:
-        raise FleetError(f"the simulated fleet did not start ({exc}); see {log_path}") from None
+        tail = log_tail(log_path)
+        raise FleetError(
+            f"the simulated fleet did not start ({exc}); its log ends:\n{tail}"
+        ) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -82,8 +114,15 @@ def auto_routing(policy: CompiledPolicy) -> str:
     return "\n".join(f"               {line}" for line in lines)
 
 
-def banner(host: str, port: int, policy_path: Path, policy: CompiledPolicy) -> str:
+def banner(
+    host: str, port: int, policy_path: Path, policy: CompiledPolicy, access_log: Path | None
+) -> str:
     base = f"http://{host}:{port}"
+    requests = (
+        f"{access_log} (tail -f it; --access-log-stdout prints it here)"
+        if access_log is not None
+        else "printed below, one JSON line a request"
+    )
     routing = auto_routing(policy)
     hard = "Derive the closed form of the sum of the first n squares and prove it by induction."
     return f"""
@@ -96,6 +135,9 @@ latency-gateway demo is up: simulated vLLM fleet (2 x Qwen2.5-1.5B, 2 x Llama-3.
   dashboard    {base}/dashboard   (live: queues, shedding, TTFT, backends)
   metrics      {base}/metrics     readiness: {base}/readyz
   policy       {policy_path} (edit it: the gateway reloads on save)
+  access log   {requests}
+               (a temporary folder, removed when the demo stops)
+  probes       {base}/health  {base}/version  (as vLLM's; /healthz, /readyz)
 
 Try it:
   curl -s {base}/v1/chat/completions -H 'content-type: application/json' \\
@@ -110,6 +152,9 @@ Try it:
   reply = client.chat.completions.create(
       model="smart", messages=[{{"role": "user", "content": "Hi"}}])
   print(reply.choices[0].message.content)
+
+  The simulated engines answer like real ones: tools= gets tool calls, response_format
+  JSON (or a JSON schema's value), client.responses.stream(...) ends "completed".
 
 Ctrl-C stops the gateway and the fleet.
 """

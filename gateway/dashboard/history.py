@@ -2,14 +2,19 @@
 
 Algorithm: every ``interval_s`` (on the gateway's clock, by a task of the app's lifespan) a
 snapshot of the cumulative metrics is added to a short window; from that window one point
-per pool is derived: refusals per second by (cause, priority) over the last ``rate_s``;
-p50 and p99 of the predicted and of the observed TTFT and the mean and p99 of the
-Retry-After advised, over the requests of the last ``quantile_s`` (None when there were
+per pool is derived: admissions and refusals per second (refusals by (cause, priority))
+over the last ``rate_s``; p50 and p99 of the predicted and of the observed TTFT, the p90 of
+the prediction's error and the mean and p99 of the Retry-After advised, over the requests
+of the last ``quantile_s`` (None when there were
 none); the TTFT objective and the queue depth as read. The point goes into a ring of
 ``capacity = horizon_s / interval_s + 1`` slots (the oldest is overwritten), and points more
 than ``horizon_s`` older than the newest are dropped, so memory is bounded however often or
 seldom the sampler runs. A snapshot no newer than the previous one adds nothing (a clock
 that did not move).
+
+``current(snapshot)`` is the point as of that reading, over the same windows, without
+keeping it: the dashboard's table shows it and its charts end on it, so table and charts
+read the same figures at the same moment.
 
 Parameters: ``interval_s`` (5 s), ``horizon_s`` (15 min), ``rate_s`` (10 s), ``quantile_s``
 (30 s).
@@ -42,6 +47,8 @@ class PoolPoint:
     queue_depth: float
     retry_after_mean_s: float | None
     retry_after_p99_s: float | None
+    admitted_per_s: float | None = None
+    prediction_error_p90_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +87,18 @@ class History:
         self._recent.add(snap)
         if newest is None:
             return None  # a rate needs two readings
-        point = Point(snap.at, {pool: self._pool(snap, pool) for pool in sorted(snap.pools())})
+        point = self._point(self._recent, snap)
         self._points.append(point)
         while self._points[0].at < point.at - self.horizon_s:
             self._points.popleft()
         return point
+
+    def current(self, snap: Snapshot) -> Point | None:
+        """The point as of ``snap``, over the same windows as the kept ones, not kept; None
+        before any reading was kept (a rate needs two)."""
+        if self._recent.newest is None:
+            return None
+        return self._point(self._recent.plus(snap), snap)
 
     def points(self, since: float | None = None) -> list[Point]:
         """The points kept, oldest first; with ``since``, only those after it."""
@@ -100,8 +114,12 @@ class History:
             self.sample(read())
             await sleep(self.interval_s)
 
-    def _pool(self, snap: Snapshot, pool: str) -> PoolPoint:
-        window, over = self._recent, self._quantile_s
+    def _point(self, window: Window, snap: Snapshot) -> Point:
+        pools = sorted(snap.pools())
+        return Point(snap.at, {pool: self._pool(window, snap, pool) for pool in pools})
+
+    def _pool(self, window: Window, snap: Snapshot, pool: str) -> PoolPoint:
+        over = self._quantile_s
         return PoolPoint(
             objective_s=snap.gauges.get("objective", {}).get(pool),
             predicted_p50_s=window.quantile(pool, 0.5, over, "predicted"),
@@ -112,4 +130,6 @@ class History:
             queue_depth=snap.gauges.get("queue_depth", {}).get(pool, 0.0),
             retry_after_mean_s=window.mean("retry_after", "retry_after_sum", pool, over),
             retry_after_p99_s=window.quantile(pool, 0.99, over, "retry_after"),
+            admitted_per_s=window.rate("admitted", pool, self._rate_s),
+            prediction_error_p90_s=window.quantile(pool, 0.9, over, "prediction_error"),
         )

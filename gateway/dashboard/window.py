@@ -54,6 +54,15 @@ class Window:
         while self._snaps and snap.at - self._snaps[0].at > self._max_age_s:
             self._snaps.popleft()
 
+    def plus(self, snap: Snapshot) -> Window:
+        """A copy of this window with ``snap`` added as its newest reading (this one is left
+        as it was); a reading no newer than the newest adds nothing."""
+        copy = Window(self._max_age_s)
+        copy._snaps = deque(self._snaps)
+        if not self._snaps or snap.at > self._snaps[-1].at:
+            copy.add(snap)
+        return copy
+
     def rate(self, counter: str, pool: str, over_s: float) -> float | None:
         span = self._span(over_s)
         if span is None:

@@ -11,31 +11,43 @@ from gateway.dashboard.snapshot import ALL, snapshot
 from gateway.dashboard.window import Window
 from gateway.runtime.parts import Gateway
 
-RATE_WINDOW_S = 10.0
-QUANTILE_WINDOW_S = 60.0
+CACHE_WINDOW_S = 60.0
 
 
 def view(gateway: Gateway, window: Window, since: float | None = None) -> dict[str, Any]:
-    """The page's data; ``since`` (a point's ``at``) limits the history to newer points."""
+    """The page's data; ``since`` (a point's ``at``) limits the history to newer points.
+
+    The pools' rates and percentiles are the history's point as of now (``History.current``:
+    the same windows as the charts), which the page also draws as the charts' last point,
+    so the table and the charts say the same thing at the same moment."""
     now = gateway.clock()
-    window.add(snapshot(gateway.metrics, now))
-    hits = window.rate("cache_hits", ALL, QUANTILE_WINDOW_S)
-    lookups = window.rate("cache_lookups", ALL, QUANTILE_WINDOW_S)
+    snap = snapshot(gateway.metrics, now)
+    window.add(snap)
+    hits = window.rate("cache_hits", ALL, CACHE_WINDOW_S)
+    lookups = window.rate("cache_lookups", ALL, CACHE_WINDOW_S)
+    live = gateway.history.current(snap)
+    points = live.pools if live is not None else {}
+    history = history_view(gateway.history, now, since)
+    history["live"] = _point(live) if live is not None else None
     return {
         "policy": gateway.policy.digest[:12],
         "cache_hit_rate": hits / lookups if hits is not None and lookups else None,
-        "pools": [_pool(gateway, window, name) for name in gateway.policy.pools],
+        "pools": [
+            _pool(gateway, name, points.get(name), snap.gauges.get("objective", {}).get(name))
+            for name in gateway.policy.pools
+        ],
         "backends": [_backend(state) for state in gateway.backends.all()],
-        "history": history_view(gateway.history, now, since),
+        "history": history,
     }
 
 
-def _pool(gateway: Gateway, window: Window, name: str) -> dict[str, Any]:
+def _pool(
+    gateway: Gateway, name: str, point: PoolPoint | None, objective: float | None
+) -> dict[str, Any]:
     admission = gateway.admissions.get(name)
     states = gateway.backends.in_pool(gateway.policy, name)
-    newest = window.newest
-    objective = newest.gauges.get("objective", {}).get(name) if newest is not None else None
     state = admission.state() if admission is not None else None
+    shed = None if point is None else sum(point.shed_per_s.values())
     return {
         "name": name,
         # nominal | saturated | overloaded, and why: whether a 503 was the fleet's limit
@@ -45,14 +57,12 @@ def _pool(gateway: Gateway, window: Window, name: str) -> dict[str, Any]:
         "inflight": sum(s.inflight for s in states),
         "limit": admission.limit.limit if admission is not None else None,
         "ladder_step": admission.step if admission is not None else 0,
-        "admitted_per_s": window.rate("admitted", name, RATE_WINDOW_S),
-        "shed_per_s": window.rate("shed", name, RATE_WINDOW_S),
+        "admitted_per_s": None if point is None else point.admitted_per_s,
+        "shed_per_s": shed,
         "ttft_objective_ms": _ms(objective),
-        "ttft_p50_ms": _ms(window.quantile(name, 0.5, QUANTILE_WINDOW_S)),
-        "ttft_p99_ms": _ms(window.quantile(name, 0.99, QUANTILE_WINDOW_S)),
-        "prediction_error_p90_ms": _ms(
-            window.quantile(name, 0.9, QUANTILE_WINDOW_S, "prediction_error")
-        ),
+        "ttft_p50_ms": _ms(None if point is None else point.observed_p50_s),
+        "ttft_p99_ms": _ms(None if point is None else point.observed_p99_s),
+        "prediction_error_p90_ms": _ms(None if point is None else point.prediction_error_p90_s),
         "healthy_backends": sum(s.ready for s in states),
         "backends": len(states),
     }
@@ -97,6 +107,8 @@ def _pool_point(p: PoolPoint) -> dict[str, Any]:
         "queue_depth": p.queue_depth,
         "retry_after_mean_s": _s(p.retry_after_mean_s),
         "retry_after_p99_s": _s(p.retry_after_p99_s),
+        "admitted_per_s": _s(p.admitted_per_s),
+        "prediction_error_p90_s": _s(p.prediction_error_p90_s),
     }
 
 

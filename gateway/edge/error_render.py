@@ -4,6 +4,7 @@ its headers here, and only here; unknown paths, wrong methods and our own bugs t
 from __future__ import annotations
 
 import logging
+import uuid
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -42,14 +43,21 @@ async def internal_error(request: Request, exc: Exception) -> Response:
     """Last resort: a bug of ours. Log it whole; tell the client only that it happened."""
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     error = InternalError("The gateway failed to handle this request.", code="internal_error")
-    return Response(error.body_bytes(), 500, media_type="application/json")
+    headers = {"x-gateway-request-id": uuid.uuid4().hex}  # outside the id middleware
+    return Response(error.body_bytes(), 500, headers, media_type="application/json")
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 404
     error: GatewayError
     if status == 405:
-        error = MethodNotAllowed(f"Method {request.method} is not allowed on {request.url.path}.")
+        # RFC 9110: a 405 says which methods the resource takes (Starlette's ``Allow``).
+        given = (exc.headers or {}).get("Allow", "") if isinstance(exc, HTTPException) else ""
+        allow = ", ".join(sorted(m.strip() for m in given.split(",") if m.strip()))
+        error = MethodNotAllowed(
+            f"Method {request.method} is not allowed on {request.url.path}; allowed: {allow}.",
+            headers={"allow": allow},
+        )
     else:
         error = NotFound(f"Unknown path {request.url.path}.", code="unknown_url")
     return render_error(_metrics(request), error, {})

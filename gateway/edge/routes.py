@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from gateway import __version__
 from gateway.edge.admin_routes import admin_routes, read_only
 from gateway.edge.dashboard_routes import dashboard_routes
 from gateway.edge.error_render import render_error
@@ -20,6 +21,7 @@ from gateway.edge.openapi import openapi_document
 from gateway.errors import GatewayError, NotFound
 from gateway.openai.body import read_body
 from gateway.openai.disconnect import DisconnectWatch
+from gateway.openai.endpoints import GATEWAY_PATHS
 from gateway.openai.json_response import json_response
 from gateway.openai.parse import parse_request
 from gateway.openai.request import Endpoint
@@ -34,11 +36,19 @@ from gateway.security.tenants import visible_models
 
 def routes() -> list[BaseRoute]:
     return [
-        *(Route(path, _handler(endpoint), methods=["POST"]) for path, endpoint in _ENDPOINTS),
+        *(
+            Route(path, _handler(endpoint), methods=["POST"])
+            for path, endpoint in GATEWAY_PATHS.items()
+        ),
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", retrieve_model, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+        # vLLM's probe and info routes (SGLang and SageMaker probe /ping), so tools written
+        # for vLLM (guidellm, benchmark scripts, load balancers) work unchanged.
+        Route("/health", health, methods=["GET"]),
+        Route("/ping", ping, methods=["GET"]),
+        Route("/version", version, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         *admin_routes(),
@@ -46,25 +56,26 @@ def routes() -> list[BaseRoute]:
     ]
 
 
+# The gateway's own operations routes (probes, scrapes, the dashboard, admin): their answers
+# get a request id but are not client traffic, so gateway_requests_total leaves them out.
+_OPERATIONS = frozenset(
+    {"/healthz", "/readyz", "/health", "/ping", "/version", "/metrics", "/openapi.json"}
+)
+
+
+def is_operation(path: str) -> bool:
+    if path in _OPERATIONS or path == "/dashboard":
+        return True
+    return path.startswith(("/dashboard/", "/admin/"))
+
+
 def gateway_of(request: Request) -> Gateway:
     gateway: Gateway = request.app.state.gateway
     return gateway
 
 
-# Every endpoint runs the same path; the endpoint says how its body is read and relayed.
-_ENDPOINTS: tuple[tuple[str, Endpoint], ...] = (
-    ("/v1/chat/completions", "chat"),
-    ("/v1/completions", "completions"),
-    ("/v1/embeddings", "embeddings"),
-    ("/v1/responses", "responses"),
-    ("/tokenize", "tokenize"),
-    ("/detokenize", "detokenize"),
-    ("/v1/rerank", "rerank"),
-    ("/v1/score", "score"),
-)
-
-
 def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    # Every endpoint runs the same path; the endpoint says how its body is read and relayed.
     async def handle(request: Request) -> Response:
         return await _generate(request, endpoint)
 
@@ -109,7 +120,8 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
     except asyncio.CancelledError:
         watch.stop()
         if watch.absorb():
-            return Response(status_code=CLIENT_GONE)  # nobody is listening any more
+            # Nobody is listening any more (counted where it ended: the lease or the queue).
+            return Response(status_code=CLIENT_GONE, headers=headers)
         raise
     if not isinstance(response, EventStreamResponse):
         watch.stop()  # an event stream stops its watch when it ends
@@ -163,11 +175,31 @@ async def readyz(request: Request) -> Response:
     return json_response(body, 200 if ready else 503, None if ready else {"retry-after": "1"})
 
 
+async def health(request: Request) -> Response:
+    """vLLM's health probe: ready when every pool has a healthy backend (as /readyz)."""
+    return await readyz(request)
+
+
+async def ping(request: Request) -> Response:
+    """SGLang's and SageMaker's probe: ready when every pool has a healthy backend."""
+    return await readyz(request)
+
+
+async def version(request: Request) -> Response:
+    """The gateway's version, as vLLM's /version answers it."""
+    return json_response({"version": __version__, "server": "latency-gateway"})
+
+
 async def metrics(request: Request) -> Response:
     registry = read_only(request, "metrics").metrics.registry
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
 
 async def openapi(request: Request) -> Response:
-    read_only(request, "openapi")
-    return json_response(openapi_document())
+    policy = read_only(request, "openapi").policy
+    # Built once per policy: a reload brings new limits and model names.
+    cached = getattr(request.app.state, "openapi", None)
+    if cached is None or cached[0] is not policy:
+        cached = (policy, openapi_document(request.app.routes, policy))
+        request.app.state.openapi = cached
+    return json_response(cached[1])

@@ -36,6 +36,9 @@ UPSTREAM_PATHS: dict[Endpoint, str] = {
     "score": "/v1/score",
 }
 
+# The gateway serves each endpoint at the path its backends serve it at.
+GATEWAY_PATHS: dict[str, Endpoint] = {path: endpoint for endpoint, path in UPSTREAM_PATHS.items()}
+
 # The Responses API's last events; the stream ends after one of them.
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 

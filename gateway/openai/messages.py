@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.openai.numbers import whole_number
+
 # Output tokens assumed for a request that sets no max_tokens (admission's cost).
 DEFAULT_OUTPUT_TOKENS = 256
 
@@ -73,8 +75,8 @@ def requested_max_tokens(body: Mapping[str, Any]) -> int | None:
     """The client's completion budget: ``max_completion_tokens``, else ``max_tokens`` (the
     Responses API's ``max_output_tokens``)."""
     for key in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
-        value = body.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        value = whole_number(body.get(key))
+        if value is not None and value > 0:
             return value
     return None
 
@@ -133,7 +135,7 @@ def _input_chars(value: object) -> int:
     API's text or items; a token id counts as about four characters."""
     if isinstance(value, str):
         return len(value)
-    if isinstance(value, int):
+    if whole_number(value) is not None:
         return 4
     if isinstance(value, list):
         return sum(_input_chars(item) for item in value)

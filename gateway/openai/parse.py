@@ -12,6 +12,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.errors import InvalidRequest
+from gateway.openai.numbers import INTEGRAL, Whole
 from gateway.openai.request import Endpoint, ParsedRequest
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
@@ -41,35 +42,35 @@ class PassThroughRequest(_Open):
 class _Sampled(_Open):
     model: Annotated[str, Field(min_length=1)]
     stream: bool | None = None
-    temperature: Annotated[float, Field(ge=0, le=2, strict=False)] | None = None
-    top_p: Annotated[float, Field(ge=0, le=1, strict=False)] | None = None
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
 
 
 class _Common(_Sampled):
     stream_options: StreamOptions | None = None
-    max_tokens: Annotated[int, Field(ge=1)] | None = None
-    n: Annotated[int, Field(ge=1, le=128)] | None = None
-    seed: int | None = None
+    max_tokens: Annotated[int, Field(ge=1), INTEGRAL] | None = None
+    n: Annotated[int, Field(ge=1, le=128), INTEGRAL] | None = None
+    seed: Whole | None = None
 
 
 class ChatRequest(_Common):
     messages: Annotated[list[Message], Field(min_length=1)]
-    max_completion_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_completion_tokens: Annotated[int, Field(ge=1), INTEGRAL] | None = None
 
 
 class CompletionRequest(_Common):
-    prompt: str | list[str] | list[int] | list[list[int]]
+    prompt: str | list[str] | list[Whole] | list[list[Whole]]
 
 
 class EmbeddingsRequest(PassThroughRequest):
     input: (
         Annotated[str, Field(min_length=1)]
         | Annotated[list[str], Field(min_length=1)]
-        | Annotated[list[int], Field(min_length=1)]
-        | Annotated[list[list[int]], Field(min_length=1)]
+        | Annotated[list[Whole], Field(min_length=1)]
+        | Annotated[list[Annotated[list[Whole], Field(min_length=1)]], Field(min_length=1)]
     )
     encoding_format: Literal["float", "base64"] | None = None
-    dimensions: Annotated[int, Field(ge=1)] | None = None
+    dimensions: Annotated[int, Field(ge=1), INTEGRAL] | None = None
 
 
 class ResponsesRequest(_Sampled):
@@ -79,7 +80,7 @@ class ResponsesRequest(_Sampled):
         Annotated[str, Field(min_length=1)] | Annotated[list[dict[str, Any]], Field(min_length=1)]
     )
     instructions: str | None = None
-    max_output_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_output_tokens: Annotated[int, Field(ge=1), INTEGRAL] | None = None
 
 
 _MODELS: dict[Endpoint, type[PassThroughRequest | _Sampled]] = {
@@ -92,6 +93,11 @@ _MODELS: dict[Endpoint, type[PassThroughRequest | _Sampled]] = {
     "rerank": PassThroughRequest,
     "score": PassThroughRequest,
 }
+
+
+def request_model(endpoint: Endpoint) -> type[BaseModel]:
+    """The model that checks ``endpoint``'s requests; the OpenAPI document shows its schema."""
+    return _MODELS[endpoint]
 
 
 def parse_request(endpoint: Endpoint, raw: bytes) -> ParsedRequest:

@@ -21,6 +21,7 @@ from gateway.admission.controller import PoolAdmission
 from gateway.admission.decision import AdmissionRequest, Decision
 from gateway.admission.permit import Permit
 from gateway.admission.queue import Lane
+from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.openai.messages import expected_output_tokens, prompt_chars
 from gateway.openai.request import GENERATING
@@ -72,12 +73,15 @@ async def admit(
             reason = f"{plan.reason};degraded:{smaller}"
             plan = replace(plan, pool=ctx.policy.pools[smaller], reason=reason)
             pool, request, decision, degraded = target, moved, verdict, True
-    if decision.refuse is not None:
-        raise pool.refusal(request, decision)
     try:
+        if decision.refuse is not None:
+            raise pool.refusal(request, decision)
         permit = await pool.acquire(request, decision)
     except asyncio.CancelledError:
         metrics.cancellations.labels("queued").inc()
+        raise
+    except GatewayError as exc:
+        exc.headers.setdefault("x-gateway-pool", plan.pool.name)  # which pool refused it
         raise
     metrics.admitted.labels(plan.pool.name).inc()
     metrics.ttft_predicted.labels(plan.pool.name).observe(decision.prediction.ttft_s)

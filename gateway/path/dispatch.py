@@ -214,14 +214,8 @@ class Dispatcher:
 
     def _record_final(self, run: _Run, plan: Plan, error: GatewayError) -> None:
         backend = run.tried[-1] if run.tried else "none"
-        ctx = run.ctx
-        self._metrics.requests.labels(
-            ctx.request.model,
-            plan.pool.name,
-            backend,
-            str(error.http_status()),
-            ctx.cache or "bypass",
-        ).inc()
+        # Counted in gateway_requests_total where it is answered (``report.refused``), by
+        # the pool and backend named here.
         if run.permit is not None:
             run.permit.release(latency_s=None, dropped=bool(run.tried))
         # Say where it failed: the client's first question when reading an error.

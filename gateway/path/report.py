@@ -1,5 +1,7 @@
 """Where a finished request is reported: the access log, per-tenant metrics, and traces when
-tracing is on. Every request a client sent ends here once, served, replayed or refused."""
+tracing is on. Every request a client sent ends here once, served, replayed or refused; a
+refusal is counted here in ``gateway_requests_total`` (a served request in its lease, a cache
+hit in the cache stage)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.access_log import AccessLog, ms
 from gateway.errors import GatewayError
+from gateway.metric_labels import NO_BACKEND, NO_POOL
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import RequestContext
 from gateway.schema import Tracing
@@ -77,6 +80,15 @@ class Reporter:
             "status": exc.http_status(),
             "error": exc.code or exc.type,
         }
+        if self._metrics is not None:
+            # A refusal is an answer too: in the one requests counter, by its status.
+            self._metrics.requests.labels(
+                fields.get("model") or "",
+                fields["pool"] or NO_POOL,
+                fields["backend"] or NO_BACKEND,
+                str(fields["status"]),
+                fields["cache"] or "bypass",
+            ).inc()
         ends = [*(ctx.marks.ends if ctx is not None else ()), ("refused", now)]
         self.finished(fields, arrival, now, ends)
 

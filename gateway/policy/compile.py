@@ -1,11 +1,12 @@
 """Compile a validated policy: check cross-references and build immutable lookup tables.
 
 Checks: backend names and URLs are unique, every model names a known pool, every declared
-pool has backends, fallback and degrade pools exist, compression has a budget and its summary
-pool exists, tier rules name known pools and models, the routing default pool exists, the
-difficulty model's file loads and the difficulty split's pools are known
-(``difficulty_routing.py``). The result is hashed (SHA-256 of the canonical JSON of the
-validated policy) so the running policy can be identified.
+pool has backends, fallback and degrade pools exist, compression has a budget and its
+summary pool exists, tier rules name known pools and models, the routing default pool
+exists, the difficulty model's file loads and the difficulty split's pools are known
+(``difficulty_routing.py``), and the features it turns on are installed (``extras.py``). The
+result is hashed (SHA-256 of the canonical JSON of the validated policy) so the running
+policy can be identified.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from gateway.classify.split import DifficultySplit
 from gateway.openai.request import PASS_THROUGH
 from gateway.policy.backend_origins import backend_origins
 from gateway.policy.difficulty_routing import difficulty_routing
+from gateway.policy.extras import extra_problems
 from gateway.rewrite import (
     ExtraPattern,
     NotePlacement,
@@ -31,8 +33,9 @@ from gateway.rewrite import (
     RewriteConfigError,
     Transform,
 )
-from gateway.schema import Engine, Policy, Pool, Timeouts
+from gateway.schema import Backend, Engine, Policy, Pool, Timeouts
 from gateway.schema.problems import FieldProblem, PolicyError
+from gateway.schema.suggest import did_you_mean
 from gateway.security.api_keys import KeyRing
 from gateway.security.redact import Redactor, url_passwords
 from gateway.security.secrets import UpstreamSecret, secret_from_env
@@ -53,6 +56,9 @@ class BackendSpec:
     max_inflight: int | None  # the policy's hard cap; None: no cap of the gateway's own
     api_key: UpstreamSecret | None = field(default=None, repr=False)
     extra_routes: frozenset[str] = frozenset()  # vLLM routes it serves (tokenize, ...)
+    # How a stream it cut short is continued elsewhere: none | continue_final_message |
+    # assistant_prefill (the policy's ``continue_with``, "auto" resolved by its engine).
+    continue_with: str = "none"
     # Where and how to connect (TLS, proxy), shared by requests and probes; parsed from
     # ``url`` alone when not given.
     origin: Origin = field(init=False, repr=False, compare=False)
@@ -129,6 +135,7 @@ def compile_policy(
     env = os.environ if env is None else env
     problems = _cross_reference_problems(policy)
     problems += auth_problems(policy)
+    problems += extra_problems(policy)  # features whose packages this install lacks
     secrets = _upstream_secrets(policy, env, problems)
     origins = backend_origins(policy, env, problems)
     rewrite = _rewrite_config(policy, problems)
@@ -205,6 +212,16 @@ def _classify_config(policy: Policy, model: DifficultyModel | None) -> ClassifyC
     )
 
 
+# What "continue_with: auto" means for each engine.
+_CONTINUES = {Engine.VLLM: "continue_final_message", Engine.LLAMACPP: "assistant_prefill"}
+
+
+def _continue_with(backend: Backend) -> str:
+    if backend.continue_with != "auto":
+        return backend.continue_with
+    return _CONTINUES.get(backend.engine, "none")
+
+
 def policy_digest(policy: Policy) -> str:
     canonical = orjson.dumps(policy.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()
@@ -224,6 +241,7 @@ def _build_pools(
             b.max_inflight,
             secrets.get(b.name),
             frozenset(b.extra_routes),
+            _continue_with(b),
             via=origins[b.name],
         )
         members.setdefault(b.pool, []).append(spec)
@@ -245,18 +263,17 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
     known = sorted(pools_with_backends)
     for name, model in policy.models.items():
         if model.pool is not None and model.pool not in pools_with_backends:
-            problems.append(
-                FieldProblem(f"models.{name}.pool", f"unknown pool {model.pool!r} (known: {known})")
-            )
+            problems.append(FieldProblem(f"models.{name}.pool", _unknown_pool(model.pool, known)))
     for name, pool in policy.pools.items():
         if name not in pools_with_backends:
-            problems.append(FieldProblem(f"pools.{name}", "pool has no backends"))
+            hint = did_you_mean(name, known)
+            problems.append(FieldProblem(f"pools.{name}", f"pool has no backends{hint}"))
         for i, other in enumerate(pool.fallback):
             where = f"pools.{name}.fallback[{i}]"
             if other == name:
                 problems.append(FieldProblem(where, "a pool cannot fall back to itself"))
             elif other not in pools_with_backends:
-                problems.append(FieldProblem(where, f"unknown pool {other!r} (known: {known})"))
+                problems.append(FieldProblem(where, _unknown_pool(other, known)))
         degrade = pool.admission.degrade_to
         if degrade is not None and (degrade == name or degrade not in pools_with_backends):
             problems.append(
@@ -272,9 +289,7 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
     for i, rule in enumerate(policy.routing.rules):
         if rule.pool not in pools_with_backends:
             problems.append(
-                FieldProblem(
-                    f"routing.rules[{i}].pool", f"unknown pool {rule.pool!r} (known: {known})"
-                )
+                FieldProblem(f"routing.rules[{i}].pool", _unknown_pool(rule.pool, known))
             )
         if rule.name in rule_names:
             problems.append(FieldProblem(f"routing.rules[{i}].name", "duplicate rule name"))
@@ -282,7 +297,10 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
         for asked in rule.when.model or ():
             if asked not in policy.models:
                 problems.append(
-                    FieldProblem(f"routing.rules[{i}].when.model", f"unknown model {asked!r}")
+                    FieldProblem(
+                        f"routing.rules[{i}].when.model",
+                        f"unknown model {asked!r}{did_you_mean(asked, policy.models)}",
+                    )
                 )
         for tenant in rule.when.tenant or ():
             if tenant not in policy.auth.tenants:
@@ -291,10 +309,12 @@ def _cross_reference_problems(policy: Policy) -> list[FieldProblem]:
                 )
     default = policy.routing.default_pool
     if default is not None and default not in pools_with_backends:
-        problems.append(
-            FieldProblem("routing.default_pool", f"unknown pool {default!r} (known: {known})")
-        )
+        problems.append(FieldProblem("routing.default_pool", _unknown_pool(default, known)))
     return problems
+
+
+def _unknown_pool(name: str, known: list[str]) -> str:
+    return f"unknown pool {name!r}{did_you_mean(name, known)} (known: {known})"
 
 
 def _compression_problems(

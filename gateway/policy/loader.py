@@ -1,21 +1,25 @@
 """Read a policy from YAML text or a file: parse, validate (schema) and compile.
 
 YAML duplicate keys are refused (PyYAML silently keeps the last one, which would hide a
-duplicated model name).
+duplicated model name). YAML errors name the file; an unknown key names the closest allowed
+one at its place ("did you mean").
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import types
+import typing
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gateway.policy.compile import CompiledPolicy, compile_policy
 from gateway.schema import Policy
 from gateway.schema.problems import FieldProblem, PolicyError
+from gateway.schema.suggest import did_you_mean
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -45,10 +49,14 @@ _UniqueKeyLoader.add_constructor(
 
 
 def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
+    loader = _UniqueKeyLoader(text)
+    loader.name = source  # YAML errors name the file, not "<unicode string>"
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = loader.get_single_data()
     except yaml.YAMLError as exc:
         raise PolicyError(source, [FieldProblem("", f"not valid YAML: {exc}")]) from exc
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         raise PolicyError(source, [FieldProblem("", "the policy must be a YAML mapping")])
     try:
@@ -78,9 +86,46 @@ def _problems(exc: ValidationError) -> list[FieldProblem]:
 
 def _reason(err: Any) -> str:
     if err["type"] == "extra_forbidden":
-        return "unknown key"
+        loc = err["loc"]
+        return "unknown key" + did_you_mean(str(loc[-1]), known_keys(Policy, loc[:-1]))
     message = str(err["msg"])
     return message.removeprefix("Value error, ")
+
+
+def known_keys(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
+    """The keys allowed at ``loc`` (a validation error's path, through models, mappings and
+    lists) below ``model``; empty when the path leads to no model."""
+    node: Any = model
+    for item in loc:
+        node = _below(node, item)
+        if node is None:
+            return []
+    found = _model(node)
+    return list(found.model_fields) if found is not None else []
+
+
+def _below(node: Any, item: int | str) -> Any:
+    for option in typing.get_args(node) if _is_union(node) else (node,):
+        found = _model(option)
+        if found is not None and isinstance(item, str) and item in found.model_fields:
+            return found.model_fields[item].annotation
+        origin, args = typing.get_origin(option), typing.get_args(option)
+        if origin is not None and issubclass(origin, Mapping) and len(args) == 2:
+            return args[1]
+        if origin in (list, tuple) and args and isinstance(item, int):
+            return args[0]
+    return None
+
+
+def _model(node: Any) -> type[BaseModel] | None:
+    for option in typing.get_args(node) if _is_union(node) else (node,):
+        if isinstance(option, type) and issubclass(option, BaseModel):
+            return option
+    return None
+
+
+def _is_union(node: Any) -> bool:
+    return typing.get_origin(node) in (typing.Union, types.UnionType)
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:

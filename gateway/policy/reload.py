@@ -45,15 +45,23 @@ class PolicyHolder:
         on_swap: Callable[[CompiledPolicy], None] = lambda _: None,
         on_result: Callable[[ReloadResult], None] = lambda _: None,
     ) -> None:
-        self._policy = policy
+        self._policy = self._base = policy
         self._path = path
         self._on_swap = on_swap
         self._on_result = on_result
         self._lock = asyncio.Lock()
+        self._refine: Callable[[CompiledPolicy], CompiledPolicy] = lambda p: p
 
     @property
     def current(self) -> CompiledPolicy:
         return self._policy
+
+    def refine(self, refine: Callable[[CompiledPolicy], CompiledPolicy]) -> None:
+        """Apply ``refine`` to the policy as compiled, now and to every policy swapped in
+        later: what the gateway learned of its backends (their served context), not a
+        reload (the digest stays; requests in flight keep the policy they started with)."""
+        self._refine = refine
+        self._policy = refine(self._base)
 
     @property
     def path(self) -> Path | None:
@@ -62,6 +70,7 @@ class PolicyHolder:
     def swap(self, policy: CompiledPolicy) -> ReloadResult:
         changed = policy.digest != self._policy.digest
         if changed:
+            self._base, policy = policy, self._refine(policy)
             self._on_swap(policy)
             self._policy = policy
             log.info("policy swapped, digest %s", policy.digest[:12])

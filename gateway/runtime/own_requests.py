@@ -37,6 +37,7 @@ from gateway.admission.permit import Permit
 from gateway.admission.queue import Priority
 from gateway.cache.verification.sampling import NoAnswer
 from gateway.errors import GatewayError, InternalError
+from gateway.metric_labels import NO_BACKEND
 from gateway.metrics import GatewayMetrics
 from gateway.openai.request import ParsedRequest
 from gateway.path.admit import admission_request
@@ -110,18 +111,24 @@ class InternalCompletion:
         permit = await admission.acquire(wanted, decision)
         # Measured from here: the gateway's overhead histogram should not see the queue wait.
         ctx = replace(ctx, arrival=gateway.clock())
-        opened = await open_with(gateway.dispatcher, ctx, Plan(pool, "internal"), permit)
+        opened = await open_with(gateway, ctx, Plan(pool, "internal"), permit)
         return _message_text(await read_whole(opened, gateway.clock))
 
 
-async def open_with(
-    dispatcher: Dispatcher, ctx: RequestContext, plan: Plan, permit: Permit
-) -> Opened:
-    """The exchange opened on ``permit``'s slot; the slot is given back if it cannot be."""
+async def open_with(gateway: LivePath, ctx: RequestContext, plan: Plan, permit: Permit) -> Opened:
+    """The exchange opened on ``permit``'s slot; the slot is given back if it cannot be. A
+    failure is counted in ``gateway_requests_total`` here, as a client's is where the edge
+    answers it (``path/report.py``)."""
     try:
-        return await dispatcher.open(ctx, plan, permit)
-    except BaseException:
+        return await gateway.dispatcher.open(ctx, plan, permit)
+    except BaseException as exc:
         permit.release(latency_s=None, dropped=False)  # idempotent
+        if isinstance(exc, GatewayError):
+            pool = exc.headers.get("x-gateway-pool", plan.pool.name)
+            backend = exc.headers.get("x-gateway-backend", NO_BACKEND)
+            cache = ctx.cache or "bypass"
+            status = str(exc.http_status())
+            gateway.metrics.requests.labels(ctx.request.model, pool, backend, status, cache).inc()
         raise
 
 
@@ -198,7 +205,7 @@ async def _ask(gateway: LivePath, ctx: RequestContext) -> dict[str, Any]:
     if decision.refuse is not None or decision.degrade_to is not None:
         raise NoAnswer("skipped", f"pool {plan.pool.name!r} is shedding")
     permit = await admission.acquire(wanted, decision)
-    opened = await open_with(gateway.dispatcher, ctx, plan, permit)
+    opened = await open_with(gateway, ctx, plan, permit)
     raw = await read_whole(opened, gateway.clock)
     if opened.degraded:
         raise NoAnswer("failed", "answered by a fallback pool")

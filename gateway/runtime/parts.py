@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -35,6 +35,8 @@ from gateway.path.relay import Proxy
 from gateway.path.report import Reporter
 from gateway.policy.compile import CompiledPolicy
 from gateway.policy.reload import PolicyHolder, ReloadResult
+from gateway.policy.served_limits import with_served_context
+from gateway.recovery.take_back import to_take_back
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
 from gateway.rewrite.summaries import SummaryService
@@ -307,8 +309,25 @@ class Gateway:
                     partial(admission.queue.depth, lane, priority)
                 )
 
+    def learned_context(self, served: Mapping[str, int]) -> None:
+        """The backends' served context lengths: pools without ``max_context`` take them."""
+        self.holder.refine(partial(with_served_context, served=served))
+
     def on_reload(self, result: ReloadResult) -> None:
         self.metrics.policy_reloads.labels("success" if result.ok else "failure").inc()
+
+    def on_load_read(self, state: BackendState) -> None:
+        """A replica's metrics were read: what it shows queued of ours beyond its cap is taken
+        back (``recovery/take_back.py``); its cap may have risen, and waiters may go."""
+        if state.batch_limited and state.reports_waiting:
+            excess = to_take_back(
+                state.movable, state.inflight, state.dispatch_cap, state.load.waiting
+            )
+            for request in excess:
+                request.take_back()
+        admission = self.admissions.get(state.spec.pool)
+        if admission is not None and admission.queue:
+            admission.dispatch()
 
     def on_health_change(self, state: BackendState) -> None:
         gauge = self.metrics.backend_healthy.labels(state.name, state.spec.pool)

@@ -13,7 +13,14 @@ from typing import Literal
 from pydantic import Field
 
 from gateway.schema.auth_settings import Auth, KeyHash, RateLimit, Tenant
-from gateway.schema.backend_settings import Backend, BackendTls, Engine, Health, Model
+from gateway.schema.backend_settings import (
+    Backend,
+    BackendTls,
+    ContinueWith,
+    Engine,
+    Health,
+    Model,
+)
 from gateway.schema.cache_settings import Cache, CacheRedis, CacheVerify, SemanticCache
 from gateway.schema.pool_settings import (
     Admission,
@@ -24,6 +31,7 @@ from gateway.schema.pool_settings import (
     Limit,
     Objective,
     Pool,
+    Recovery,
     Retry,
     RetryBudget,
     Scheduling,
@@ -83,6 +91,7 @@ __all__ = [
     "Classify",
     "Cluster",
     "Compression",
+    "ContinueWith",
     "DifficultyModelSettings",
     "Engine",
     "Health",
@@ -101,6 +110,7 @@ __all__ = [
     "PrefixTracking",
     "PriorityName",
     "RateLimit",
+    "Recovery",
     "Retry",
     "RetryBudget",
     "Rewrite",

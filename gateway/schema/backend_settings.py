@@ -18,6 +18,11 @@ class Engine(StrEnum):
 
 
 ExtraRoute = Literal["tokenize", "detokenize", "rerank", "score"]
+# How a stream cut short on this backend is continued on another: vLLM and SGLang continue
+# the last (assistant) message; llama.cpp's server continues an assistant prefill; "none" for
+# an engine that can do neither. "auto": by the engine (vllm: continue_final_message,
+# llamacpp: assistant_prefill, tgi and openai: none).
+ContinueWith = Literal["auto", "none", "continue_final_message", "assistant_prefill"]
 
 
 class BackendTls(_Strict):
@@ -75,6 +80,11 @@ class Backend(_Strict):
     trust_env: bool = Field(
         default=False,
         description="Use HTTP_PROXY/HTTPS_PROXY/ALL_PROXY/NO_PROXY from the environment",
+    )
+    continue_with: ContinueWith = Field(
+        default="auto",
+        description="How a stream this backend cut short is continued on another replica "
+        "(auto: by the engine; a generic OpenAI-compatible server: none unless declared)",
     )
     extra_routes: list[ExtraRoute] = Field(
         default_factory=list,

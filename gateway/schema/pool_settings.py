@@ -212,6 +212,37 @@ class Scheduling(_Strict):
     seed: int = Field(default=0, ge=0)
 
 
+class Recovery(_Strict):
+    """After dispatch: race a late first token, fail over a stalled replica, and continue a
+    stream whose replica dies, on another replica of the pool."""
+
+    hedge: bool = Field(
+        default=True,
+        description="A first token late past its prediction's upper band is raced on another "
+        "replica predicted to be sooner; the first first token wins, the other is cancelled",
+    )
+    hedge_budget: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Hedges are at most this share of the pool's recent requests",
+    )
+    stall_factor: float = Field(
+        default=4.0,
+        ge=1,
+        le=1000,
+        description="A replica that sends no first token within this many times its "
+        "prediction's upper band (at least stall_min_s) is failed over",
+    )
+    stall_min_s: PositiveSeconds = 1.0
+    continue_streams: bool = Field(
+        default=True,
+        description="A stream cut short after some tokens goes on on another replica that "
+        "continues the text so far (backends' continue_with)",
+    )
+    max_continuations: int = Field(default=2, ge=0, le=10, description="Per request")
+
+
 class Pool(_Strict):
     """Settings of a pool; pools are created by the backends that name them."""
 
@@ -228,6 +259,7 @@ class Pool(_Strict):
         description="Pools to try, in order, when this one cannot serve (x-gateway-degraded)",
     )
     scheduling: Scheduling = Scheduling()
+    recovery: Recovery = Recovery()
 
 
 class RetryBudget(_Strict):

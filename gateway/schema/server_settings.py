@@ -63,6 +63,9 @@ class InputLimits(_Strict):
     max_tokens: int | None = Field(default=None, ge=1, description="Cap on max_tokens")
     max_tokens_action: Literal["clamp", "refuse"] = "refuse"
     max_n: int = Field(default=8, ge=1, le=128)
+    max_dimensions: int | None = Field(
+        default=None, ge=1, description="Embeddings: the largest 'dimensions' asked for"
+    )
 
 
 class Admin(_Strict):

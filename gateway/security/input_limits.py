@@ -3,9 +3,12 @@
 Each limit has its own 400 with ``param`` naming the field and ``code`` naming the limit:
 number of messages, characters per message (text parts of structured content counted),
 characters of a completions prompt (of an embeddings or Responses API ``input``, token ids
-counted as four characters), ``n``, and ``max_tokens``/``max_completion_tokens``
-above the cap, which is refused or clamped to the cap as the policy says. The body size
-limit is enforced while reading (``gateway/body.py``).
+counted as four characters), ``n`` (chat and completions), an embeddings request's
+``dimensions``, and ``max_tokens``/
+``max_completion_tokens`` (the Responses API's ``max_output_tokens``) above the cap, which is
+refused or clamped to the cap as the policy says. Numbers are read as JSON Schema reads them
+(``openai/numbers.py``: ``8.0`` is 8). The body size limit is enforced while reading
+(``openai/body.py``). The OpenAPI document states the same limits (``limits_schema.py``).
 """
 
 from __future__ import annotations
@@ -15,16 +18,22 @@ from typing import Any
 
 from gateway.errors import InvalidRequest
 from gateway.openai.messages import message_texts, prompt_chars
+from gateway.openai.numbers import whole_number
 from gateway.openai.request import ParsedRequest
 from gateway.schema import InputLimits
 
-_TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
+_TOKEN_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+# The endpoints whose requests have ``n`` (choices per prompt).
+_N_ENDPOINTS = frozenset({"chat", "completions"})
 
 
 def apply_input_limits(request: ParsedRequest, limits: InputLimits) -> ParsedRequest:
     """Refuse a request over a limit; return it (with a clamped body where allowed)."""
     body = request.body
-    _check_n(body, limits)
+    if request.endpoint in _N_ENDPOINTS:
+        _check_n(body, limits)
+    if request.endpoint == "embeddings":
+        _check_dimensions(body, limits)
     if request.endpoint == "chat":
         _check_messages(body["messages"], limits)
     elif "input" in body:  # embeddings, Responses API: the whole input against the prompt cap
@@ -36,10 +45,21 @@ def apply_input_limits(request: ParsedRequest, limits: InputLimits) -> ParsedReq
 
 
 def _check_n(body: dict[str, Any], limits: InputLimits) -> None:
-    n = body.get("n")
-    if isinstance(n, int) and n > limits.max_n:
+    n = whole_number(body.get("n"))
+    if n is not None and n > limits.max_n:
         raise InvalidRequest(
             f"n={n} is above the gateway's limit of {limits.max_n}.", param="n", code="n_too_large"
+        )
+
+
+def _check_dimensions(body: dict[str, Any], limits: InputLimits) -> None:
+    asked = whole_number(body.get("dimensions"))
+    cap = limits.max_dimensions
+    if cap is not None and asked is not None and asked > cap:
+        raise InvalidRequest(
+            f"dimensions={asked} is above the gateway's limit of {cap}.",
+            param="dimensions",
+            code="dimensions_too_large",
         )
 
 
@@ -82,7 +102,7 @@ def _token_cap(body: dict[str, Any], limits: InputLimits) -> dict[str, Any]:
     cap = limits.max_tokens
     if cap is None:
         return body
-    over = [f for f in _TOKEN_FIELDS if isinstance(body.get(f), int) and body[f] > cap]
+    over = [f for f in _TOKEN_FIELDS if (whole_number(body.get(f)) or 0) > cap]
     if not over:
         return body
     if limits.max_tokens_action == "refuse":

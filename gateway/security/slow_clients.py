@@ -9,7 +9,8 @@ closed. Body reads are bounded separately by ``server.body_timeout_s`` (``gatewa
 
 The connection cap is uvicorn's ``limit_concurrency`` rule (open connections or running
 requests at the cap: answer 503 and close), taken over here only to answer with the
-gateway's OpenAI error body and ``Retry-After`` instead of uvicorn's plain text.
+gateway's OpenAI error body and ``Retry-After`` instead of uvicorn's plain text; so is its
+400 to bytes that are no HTTP request, so that every error the gateway sends has that body.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from uvicorn._types import ASGIReceiveCallable, ASGISendCallable, Scope
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from gateway.errors import ServiceUnavailable
+from gateway.errors import InvalidRequest, ServiceUnavailable
 
 
 async def over_capacity(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
@@ -76,6 +77,17 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
             super().on_headers_complete()  # runs over_capacity for this request only
         finally:
             self.app = app
+
+    def send_400_response(self, msg: str) -> None:
+        body = InvalidRequest(msg, code="invalid_http").body_bytes()
+        head = [b"HTTP/1.1 400 Bad Request\r\n"]
+        head += [
+            name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers
+        ]
+        head.append(b"content-type: application/json\r\n")
+        head.append(b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body))
+        self.transport.write(b"".join([*head, body]))
+        self.transport.close()
 
     def _arm(self) -> None:
         self._disarm()

@@ -1,12 +1,18 @@
 """From an HTTP request to engine work and back to text.
 
 Algorithm: the prompt is tokenised with the pseudo-tokeniser; the output length is
-``max_tokens`` (default ``min(profile.default_max_tokens, max_model_len - prompt)``) unless
-``ignore_eos`` is false and the deterministic natural length ``natural_length(prompt, seed)``
-(uniform in ``[natural_stop.min_tokens, natural_stop.max_tokens]`` from a hash of prompt and
-seed) is shorter, in which case the request finishes with "stop". Output text is
+``max_tokens`` unless ``ignore_eos`` is false and the deterministic natural length
+``natural_length(prompt, seed)`` (uniform in ``[natural_stop.min_tokens,
+natural_stop.max_tokens]`` from a hash of prompt and seed) is shorter, in which case the
+request finishes with "stop". A request without ``max_tokens`` ends with "stop" at its
+natural length cut to ``min(profile.default_max_tokens, max_model_len - prompt)`` (the
+output lengths the profiles were calibrated with), as a model that reached its end of
+sequence: only a limit the client set ends an answer with "length" (or ``ignore_eos``, which
+runs to that default). Output text is
 ``tokenizer.generate(prompt, seed, n)``, so a prompt and seed always give the same text, and
-every engine output becomes that many pieces of it.
+every engine output becomes that many pieces of it; or, for a constrained request (a tool
+call, JSON; ``structured.py``), the pieces of that reply (its natural length: ``ignore_eos``
+does not apply), which a ``max_tokens`` shorter than it cuts.
 
 Disconnects: a client disconnect aborts the engine request at once and frees its blocks,
 whether it is waiting, prefilling or decoding. From the moment a request is accepted until its
@@ -27,6 +33,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from starlette.requests import ClientDisconnect
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
@@ -48,11 +55,13 @@ class SimRequestError(Exception):
         self.err_type = err_type
 
 
-def chat_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
-    """Render chat messages with a ChatML-like template (the shape, not the exact bytes)."""
-    parts = []
+def chat_prompt(messages: Sequence[Mapping[str, Any]], tools: object = None) -> str:
+    """Render chat messages with a ChatML-like template (the shape, not the exact bytes);
+    ``tools`` (their JSON) go first, as chat templates put them."""
+    listed = orjson.dumps(tools).decode() if tools else ""
+    parts = [f"<|im_start|>system\n<tools>{listed}</tools><|im_end|>\n"] if tools else []
     for m in messages:
-        content = m.get("content") or ""
+        content = m.get("content") or m.get("arguments") or m.get("output") or ""
         if isinstance(content, list):
             content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
         parts.append(f"<|im_start|>{m.get('role', 'user')}\n{content}<|im_end|>\n")
@@ -75,8 +84,15 @@ class Plan:
 
 
 def plan(
-    replica: Replica, prompt: str, max_tokens: int | None, *, ignore_eos: bool, seed: int
+    replica: Replica,
+    prompt: str,
+    max_tokens: int | None,
+    *,
+    ignore_eos: bool,
+    seed: int,
+    length: int | None = None,
 ) -> Plan:
+    """``length``: the natural length of a scripted reply (``structured.Reply``)."""
     profile = replica.profile
     ids = tokenizer.encode(prompt) or [0]
     room = profile.max_model_len - len(ids)
@@ -86,16 +102,21 @@ def plan(
             f"This model's maximum context length is {profile.max_model_len} tokens. "
             f"However, your request has {len(ids)} input tokens.",
         )
-    if max_tokens is None:
-        max_tokens = min(profile.default_max_tokens, room)
-    if max_tokens < 1 or max_tokens > room:
+    if max_tokens is not None and (max_tokens < 1 or max_tokens > room):
         raise SimRequestError(
             400,
             f"max_tokens={max_tokens} is invalid: prompt has {len(ids)} tokens and "
             f"max_model_len is {profile.max_model_len}.",
         )
+    default = min(profile.default_max_tokens, room)
+    if length is not None:  # a scripted reply: whole unless the client's limit cuts it
+        limit = min(room, max(default, length)) if max_tokens is None else max_tokens
+        return Plan(prompt, ids, limit, max(1, length), seed)
     stop_at = None if ignore_eos else natural_length(prompt, seed, profile.natural_stop)
-    return Plan(prompt, ids, max_tokens, stop_at, seed)
+    if max_tokens is not None:
+        return Plan(prompt, ids, max_tokens, stop_at, seed)
+    # No limit asked: the natural end ("stop"), within the calibrated output lengths.
+    return Plan(prompt, ids, default, None if stop_at is None else min(stop_at, default), seed)
 
 
 @dataclass(frozen=True)
@@ -107,9 +128,12 @@ class Chunk:
 class Generation:
     """A planned request running on a replica, yielding text chunks per engine step."""
 
-    def __init__(self, replica: Replica, p: Plan, prefix: str = "cmpl") -> None:
+    def __init__(
+        self, replica: Replica, p: Plan, prefix: str = "cmpl", script: list[str] | None = None
+    ) -> None:
         self.replica = replica
         self.plan = p
+        self.script = script  # the pieces of a scripted reply, else generated text
         self.request_id = f"{prefix}-{uuid.uuid4().hex}"
         req = EngineRequest(self.request_id, p.prompt_ids, p.max_tokens, p.stop_at)
         try:
@@ -124,7 +148,11 @@ class Generation:
 
     async def chunks(self) -> AsyncIterator[Chunk]:
         """Text per engine output; raises ``RequestAborted`` if the request is aborted."""
-        pieces = tokenizer.generate(self.plan.prompt, self.plan.seed, self.plan.max_tokens)
+        pieces = (
+            iter(self.script)
+            if self.script is not None
+            else tokenizer.generate(self.plan.prompt, self.plan.seed, self.plan.max_tokens)
+        )
         try:
             async for out in self.stream.outputs():
                 yield Chunk([next(pieces) for _ in range(out.new_tokens)], out.finish_reason)

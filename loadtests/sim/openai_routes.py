@@ -1,5 +1,6 @@
 """vLLM's OpenAI-compatible routes: chat and text completions (streaming SSE or not), models
-(the rest of vLLM's routes: ``vllm_extras.py``).
+(the rest of vLLM's routes: ``vllm_extras.py``). A chat request with ``tools`` gets a tool
+call, one with ``response_format`` JSON (``structured.py``), as a real engine's would.
 
 Streaming sends one SSE chunk per engine step (as vLLM does), a final chunk carrying the
 finish reason, a usage chunk when ``stream_options.include_usage`` is set, then ``[DONE]``.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -18,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from loadtests.sim import tokenizer
 from loadtests.sim.generation import (
     Generation,
     GenerationStream,
@@ -27,6 +30,7 @@ from loadtests.sim.generation import (
     plan,
 )
 from loadtests.sim.replica import Replica
+from loadtests.sim.structured import Reply, chat_reply
 
 Body = dict[str, Any]
 Shape = Callable[[list[str], str | None, bool], dict[str, Any]]
@@ -91,17 +95,20 @@ class OpenAIHandlers:
         if self.replica.kind == "vllm" and model is not None and model != self.replica.served_model:
             raise SimRequestError(404, f"The model `{model}` does not exist.", "NotFoundError")
 
-    def start(self, body: Body, prompt: str, prefix: str) -> Generation:
+    def start(self, body: Body, prompt: str, prefix: str, reply: Reply | None = None) -> Generation:
+        """The generation of a request; ``reply``: a constrained answer (tool call, JSON)."""
         self.check_model(body)
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+        script = None if reply is None else reply.pieces()
         p = plan(
             self.replica,
             prompt,
             None if max_tokens is None else int(max_tokens),
             ignore_eos=bool(body.get("ignore_eos", False)),
             seed=int(body.get("seed") or 0),
+            length=None if script is None else len(script),
         )
-        return Generation(self.replica, p, prefix)
+        return Generation(self.replica, p, prefix, script)
 
     async def chat(self, request: Request) -> Response:
         try:
@@ -110,21 +117,18 @@ class OpenAIHandlers:
             if not isinstance(messages, list) or not messages:
                 raise SimRequestError(400, "messages must be a non-empty list")
             await self.frontend()
-            gen = self.start(body, chat_prompt(messages), "chatcmpl")
-            return await self._respond(request, body, gen, "chat.completion", _chat_choice)
+            prompt = chat_prompt(messages, body.get("tools"))
+            reply = chat_reply(body, prompt, int(body.get("seed") or 0))
+            gen = self.start(body, prompt, "chatcmpl", reply)
+            shape = _chat_choice if reply is None or reply.tool is None else ToolCallShape(reply)
+            return await self._respond(request, body, gen, "chat.completion", shape)
         except SimRequestError as exc:
             return error_response(exc)
 
     async def completions(self, request: Request) -> Response:
         try:
             body = await read_json(request)
-            prompt = body.get("prompt")
-            if isinstance(prompt, list) and len(prompt) == 1:
-                prompt = prompt[0]
-            if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
-                prompt = " ".join(f"t{t}" for t in prompt)
-            if not isinstance(prompt, str):
-                raise SimRequestError(400, "prompt must be a string or a list of token ids")
+            prompt = prompt_text(body.get("prompt"))
             await self.frontend()
             gen = self.start(body, prompt, "cmpl")
             return await self._respond(request, body, gen, "text_completion", _text_choice)
@@ -187,6 +191,20 @@ class OpenAIHandlers:
         return JSONResponse({"object": "list", "data": [card]})
 
 
+def prompt_text(prompt: object) -> str:
+    """A completions prompt as text: a string, token ids, or a batch of either. The simulator
+    answers a batch with one generation over its prompts joined, as it answers ``n`` > 1
+    with one choice."""
+    if isinstance(prompt, str):
+        return prompt
+    ids = tokenizer.token_ids(prompt)
+    if ids is not None:
+        return " ".join(f"t{t}" for t in ids)
+    if isinstance(prompt, list) and all(isinstance(p, str | list) for p in prompt):
+        return "\n".join(prompt_text(p) for p in prompt)
+    raise SimRequestError(400, "prompt must be a string, token ids, or a list of either")
+
+
 def _chat_choice(pieces: list[str], reason: str | None, stream: bool) -> dict[str, Any]:
     text = "".join(pieces)
     body = {"content": text} if stream else {"role": "assistant", "content": text}
@@ -197,6 +215,33 @@ def _chat_choice(pieces: list[str], reason: str | None, stream: bool) -> dict[st
         "finish_reason": reason,
         "stop_reason": None,
     }
+
+
+class ToolCallShape:
+    """Choices of an answer that calls a tool, whole or as deltas (as vLLM streams them: the
+    call's id, type and name first, then its arguments piece by piece); it finishes with
+    "tool_calls" unless ``max_tokens`` cut the arguments short ("length")."""
+
+    def __init__(self, reply: Reply) -> None:
+        assert reply.tool is not None
+        self.tool = reply.tool
+        self.call_id = f"chatcmpl-tool-{uuid.uuid4().hex}"
+        self._named = False
+
+    def __call__(self, pieces: list[str], reason: str | None, stream: bool) -> dict[str, Any]:
+        finish = "tool_calls" if reason == "stop" else reason
+        arguments = "".join(pieces)
+        call: dict[str, Any] = {"index": 0, "function": {"arguments": arguments}}
+        if not stream or not self._named:
+            call.update(id=self.call_id, type="function")
+            call["function"] = {"name": self.tool.name, "arguments": arguments}
+            self._named = True
+        if not stream:
+            del call["index"]
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            return {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+        delta = {"tool_calls": [call]}
+        return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
 
 
 def _text_choice(pieces: list[str], reason: str | None, stream: bool) -> dict[str, Any]:

@@ -81,3 +81,18 @@ _KNOWN = _known_pieces()
 def decode(ids: list[int]) -> str:
     """Text of token ids: generated text comes back as it was; any other id as ``<id>``."""
     return "".join(_KNOWN.get(i, f"<{i}>") for i in ids)
+
+
+def token_ids(value: object) -> list[int] | None:
+    """``value`` as token ids when it is a list of whole numbers (``7`` or ``7.0``: vLLM reads
+    a JSON number with no fraction as an integer), else None."""
+    if not isinstance(value, list):
+        return None
+    ids = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            return None
+        if isinstance(item, float) and not item.is_integer():
+            return None
+        ids.append(int(item))
+    return ids

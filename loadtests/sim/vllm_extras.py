@@ -3,12 +3,13 @@ tokenize, detokenize, rerank and score.
 
 Embeddings are deterministic unit vectors: each text's vector is drawn from a generator seeded
 by the text, so the same text always gets the same vector (``dimensions`` long, default
-``EMBEDDING_DIM``), as ``float`` lists or, with ``encoding_format: base64`` (the openai SDK's
-default), little-endian float32 bytes in base64. Tokenize and detokenize use the
-pseudo-tokeniser (detokenize knows the pieces of generated text; other ids come back as
-``<id>``). Rerank and score rate a pair of texts by the share of the query's words found in
-the document (a deterministic stand-in for a cross-encoder's relevance). None of these run
-on the engine; each passes the API server's front end like any request.
+``EMBEDDING_DIM``, at most ``MAX_EMBEDDING_DIM``), as ``float`` lists or, with
+``encoding_format: base64`` (the openai SDK's default), little-endian float32 bytes in base64.
+Tokenize and detokenize use the pseudo-tokeniser (detokenize knows the pieces of generated
+text; other ids come back as ``<id>``). Rerank and score rate a pair of texts by the share of
+the query's words found in the document (a deterministic stand-in for a cross-encoder's
+relevance). None of these run on the engine; each passes the API server's front end like any
+request. Token ids may be written as integral floats (``7.0``), as vLLM reads them.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from loadtests.sim.openai_routes import OpenAIHandlers, error_response, read_jso
 from loadtests.sim.responses_api import ResponsesHandler
 
 EMBEDDING_DIM = 64
+# More dimensions than this are refused, as vLLM refuses more than its model has.
+MAX_EMBEDDING_DIM = 4096
 _WORD = re.compile(r"\w+")
 Body = dict[str, Any]
 
@@ -52,8 +55,9 @@ def _texts(value: object, field: str) -> list[str]:
     """A text, a list of texts, token ids or lists of token ids, as texts."""
     if isinstance(value, str):
         return [value]
-    if isinstance(value, list) and value and all(isinstance(v, int) for v in value):
-        return [tokenizer.decode(value)]
+    ids = tokenizer.token_ids(value)
+    if value and ids is not None:
+        return [tokenizer.decode(ids)]
     if isinstance(value, list) and value:
         return [t for item in value for t in _texts(item, field)]
     raise SimRequestError(400, f"{field} must be a text, a list of texts or token ids")
@@ -81,9 +85,11 @@ class VllmExtras:
         try:
             body = await self._body(request)
             texts = _texts(body.get("input"), "input")
-            dims = body.get("dimensions") or EMBEDDING_DIM
-            if not isinstance(dims, int) or dims < 1:
-                raise SimRequestError(400, "dimensions must be a positive integer")
+            [dims] = tokenizer.token_ids([body.get("dimensions") or EMBEDDING_DIM]) or [0]
+            if not 1 <= dims <= MAX_EMBEDDING_DIM:
+                raise SimRequestError(
+                    400, f"dimensions must be a whole number from 1 to {MAX_EMBEDDING_DIM}"
+                )
             as_base64 = body.get("encoding_format") == "base64"
         except SimRequestError as exc:
             return error_response(exc)
@@ -105,6 +111,8 @@ class VllmExtras:
         try:
             body = await self._body(request)
             messages = body.get("messages")
+            if isinstance(messages, list) and not all(isinstance(m, dict) for m in messages):
+                raise SimRequestError(400, "every message must be an object")
             text = chat_prompt(messages) if isinstance(messages, list) else body.get("prompt")
             if not isinstance(text, str):
                 raise SimRequestError(400, "give a prompt (text) or messages")
@@ -122,8 +130,8 @@ class VllmExtras:
     async def detokenize(self, request: Request) -> Response:
         try:
             body = await self._body(request)
-            ids = body.get("tokens")
-            if not isinstance(ids, list) or not all(isinstance(t, int) for t in ids):
+            ids = tokenizer.token_ids(body.get("tokens"))
+            if ids is None:
                 raise SimRequestError(400, "tokens must be a list of token ids")
         except SimRequestError as exc:
             return error_response(exc)

@@ -106,7 +106,9 @@ def test_backend_under_a_base_path_in_either_form(suffix: str) -> None:
         assert _ready(gateway)
         assert _ask(gateway)
     paths = {path for _, path, _ in backend.seen()}
-    assert paths == {"/llm/health", "/llm/metrics", "/llm/v1/chat/completions"}
+    # /v1/models: the served context length, read once before serving.
+    want = {"/llm/health", "/llm/metrics", "/llm/v1/models", "/llm/v1/chat/completions"}
+    assert paths == want
 
 
 def test_openai_engine_is_probed_on_its_api_base() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import openai
@@ -82,6 +83,8 @@ def test_demo_serves_the_simulated_fleet(tmp_path: Path) -> None:
     # From another directory: the demo needs no file of the checkout.
     with gateway_process(["demo", "--port", str(port), "--speed", "20"], cwd=tmp_path) as proc:
         read_until(proc, "demo is up")
+        policy = Path(read_until(proc, "  policy ").split()[1])
+        access_log = Path(read_until(proc, "  access log ").split()[2])
         read_until(proc, "Ctrl-C stops")
         # The banner comes just before uvicorn binds; the SDK's retries cover that gap.
         client = openai.OpenAI(
@@ -98,8 +101,37 @@ def test_demo_serves_the_simulated_fleet(tmp_path: Path) -> None:
             ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
         ).stdout.split()
         assert children, "the demo runs its fleet as a child process"
+        # The access lines go to the file the banner named, not to the terminal.
+        assert '"model":"smart"' in access_log.read_text()
+        assert access_log.parent == policy.parent
     for pid in children:
         assert not Path(f"/proc/{pid}").exists(), "the demo left its fleet running"
+    assert not policy.parent.exists(), "the demo left its temporary folder"
+
+
+def test_a_second_demo_says_the_fleet_ports_are_taken(tmp_path: Path) -> None:
+    with gateway_process(["demo", "--port", str(free_port()), "--speed", "20"]) as first:
+        read_until(first, "Ctrl-C stops")
+        second = subprocess.run(
+            [sys.executable, "-m", "gateway", "demo", "--port", str(free_port())],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert second.returncode == 1
+    assert "port 9101, 9102, 9201, 9202 of the simulated fleet is in use" in second.stderr
+
+
+def test_version_and_help_texts(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.startswith("latency-gateway 0.")
+    for command in ("serve", "demo"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        assert "address to listen on" in text
+        assert "port to listen on (default: 8080)" in text
 
 
 def test_cache_curve_prints_the_shipped_curve(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import openai
+import pytest
 
 from tests.integration.conftest import GatewayFactory
 from tests.support.policies import single_pool
@@ -97,3 +98,21 @@ def test_dashboard_data_carries_the_history(gateway: str) -> None:
         assert response.status_code == 400, raw
         error = response.json()["error"]
         assert (error["type"], error["param"]) == ("invalid_request_error", "since")
+
+
+def test_the_dashboard_table_is_the_charts_last_point(gateway: str) -> None:
+    """The pools' rates and percentiles in the table are the live point the charts end on
+    (the same windows, read at the same moment), so they cannot disagree."""
+    with httpx.Client(base_url=gateway) as http:
+        body = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
+        for _ in range(3):
+            assert http.post("/v1/chat/completions", json=body).status_code == 200
+        data = http.get("/dashboard/data").json()
+    live = data["history"]["live"]
+    assert live is not None  # the lifespan's sampler kept a first reading at start
+    [row] = data["pools"]
+    point = live["pools"]["small"]
+    assert point["admitted_per_s"] > 0  # the chart's figures are rounded to 1 ms / 0.001
+    assert row["admitted_per_s"] == pytest.approx(point["admitted_per_s"], abs=1e-3)
+    assert row["shed_per_s"] == pytest.approx(sum(point["shed_per_s"].values()), abs=1e-3)
+    assert row["ttft_p99_ms"] == pytest.approx(point["observed_p99_s"] * 1000, abs=1)

@@ -312,6 +312,14 @@ def test_slow_headers_lose_the_connection_and_connections_are_capped(upstream: s
         with socket.create_connection(address, timeout=10) as sock:
             sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
             assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+        with socket.create_connection(address, timeout=10) as sock:
+            sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+            answer = _read_to_close(sock)  # uvicorn's parser refuses it: OpenAI-shaped too
+            assert answer.startswith(b"HTTP/1.1 400")
+            head, body = answer.split(b"\r\n\r\n", 1)
+            assert b"content-type: application/json" in head
+            error = orjson.loads(body)["error"]
+            assert (error["type"], error["code"]) == ("invalid_request_error", "invalid_http")
     finally:
         server.should_exit = True
         thread.join(timeout=15)

@@ -36,7 +36,7 @@ RUN = STAGES[1:-1]
 PATH_EXTRAS = ("__init__", "context", "flow", "run", "exchange")
 DOMAIN = ("admission", "backends", "cache", "classify", "embedding", "rewrite", "scheduling",
           "upstream", "policy", "security", "cluster", "tracing", "schema",
-          "dashboard")  # fmt: skip
+          "dashboard", "recovery")  # fmt: skip
 # gateway's packages and top-level modules, top layer first: an import goes to its own layer
 # or a lower one, never up (and, within a layer, ``test_no_cycle_between_packages`` holds).
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("edge",),  # HTTP handlers: routes, admin, dashboard, OpenAPI, error rendering
     ("runtime",),  # the running gateway's parts, and its own requests
     ("path",),  # the request path's stages
-    ("cluster", "scheduling", "admission", "backends"),  # the fleet: who serves, when
+    ("cluster", "scheduling", "admission", "backends", "recovery"),  # the fleet: who, when
     ("policy",),  # compile, load, reload
     ("cache", "rewrite", "classify", "security", "upstream", "embedding", "tracing",
      "dashboard", "retry_budget"),  # what one request needs, algorithm by algorithm

@@ -9,18 +9,23 @@ so removed ids are tombstoned and filtered from results; a scope is rebuilt from
 vectors when tombstones reach a quarter of it. Search asks for ``k`` (default 4) neighbours so
 that the guard can look past a best match it refuses. Approximate search can only miss a
 neighbour (a lost hit), never invent one: the threshold is checked on the true inner product.
-Not thread-safe: the cache calls it from one worker thread at a time.
+Not thread-safe: the cache calls it from one worker thread at a time. FAISS (the
+``semantic`` extra) is imported when the first scope is made, so a gateway without the
+semantic cache runs without it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import faiss
 import numpy as np
 import numpy.typing as npt
 
 from gateway.embedding.encoder import Vectors
+
+if TYPE_CHECKING:
+    import faiss
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +108,13 @@ class ScopedIndex:
         self._scope_of.clear()
 
     def _flat(self) -> faiss.Index:
+        import faiss
+
         return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
 
     def _hnsw(self) -> faiss.Index:
+        import faiss
+
         s = self.settings
         inner = faiss.IndexHNSWFlat(self.dim, s.hnsw_m, faiss.METRIC_INNER_PRODUCT)
         inner.hnsw.efConstruction = s.ef_construction

@@ -11,7 +11,8 @@ free at once: one query costs about 0.1 to 0.4 ms of CPU (a flat scope holds at 
 the worker and back, two thread wake-ups that on busy cores each wait for a time slice.
 Otherwise the search is queued behind the writes in the worker.
 FAISS runs on one OpenMP thread in both threads: one query gains nothing from more, and
-their spin-waits compete with the event loop and the embedder for the cores.
+their spin-waits compete with the event loop and the embedder for the cores. FAISS (the
+``semantic`` extra) is imported with the first vector: an exact-only cache never needs it.
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from typing import TypeVar
-
-import faiss
 
 from gateway.cache.index.faiss_index import IndexSettings, ScopedIndex
 from gateway.cache.store.entry import Entry
@@ -43,12 +43,7 @@ class IndexWorker:
         self._lock = threading.Lock()  # held by every write, and by a search on the loop
         # Each has one writer (the loop, the worker), so neither loses a count.
         self._asked = self._written = 0
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            1,
-            thread_name_prefix="cache-index",
-            initializer=faiss.omp_set_num_threads,
-            initargs=(1,),
-        )
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cache-index")
 
     def __len__(self) -> int:
         return 0 if self._index is None else len(self._index)
@@ -67,8 +62,8 @@ class IndexWorker:
         if self._written == self._asked and self._lock.acquire(blocking=False):
             try:
                 # OpenMP's thread count is per thread (0.1 us to set): the caller's here, the
-                # worker's by the pool's initializer.
-                faiss.omp_set_num_threads(1)
+                # worker's when it made the index.
+                _one_thread()
                 return self._search(scope, vector, k)
             finally:
                 self._lock.release()
@@ -100,6 +95,9 @@ class IndexWorker:
     def _add(self, entry: Entry) -> None:
         assert entry.vector is not None
         if self._index is None:
+            import faiss  # the first vector: the semantic cache is on
+
+            faiss.omp_set_num_threads(1)  # the worker's thread, for good
             self._index = ScopedIndex(entry.vector.shape[0], self._settings)
         if entry.vector.shape == (self._index.dim,):
             self._index.add(entry.scope, entry.id, entry.vector)
@@ -128,3 +126,10 @@ class IndexWorker:
 def _log_failure(future: concurrent.futures.Future[None]) -> None:
     if not future.cancelled() and future.exception() is not None:
         log.error("cache index update failed", exc_info=future.exception())
+
+
+def _one_thread() -> None:
+    """One OpenMP thread for FAISS in the calling thread, once FAISS is in use."""
+    faiss = sys.modules.get("faiss")
+    if faiss is not None:
+        faiss.omp_set_num_threads(1)

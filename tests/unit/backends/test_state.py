@@ -354,3 +354,32 @@ def test_a_batch_size_is_confirmed_by_reads_far_enough_apart(gap_s: float, cap: 
     fold_load(state, Load(running=4, waiting=1), 10.0)
     fold_load(state, Load(running=4, waiting=2), 10.0 + gap_s)
     assert state.dispatch_cap == cap
+
+
+# (our in flight at the read, what it reported running and waiting, our in flight now)
+# -> (the dispatch cap, requests predicted queued inside it) for a known batch of 4
+SHARED: dict[str, tuple[int, Load, int, tuple[int, float]]] = {
+    "ours alone": (4, Load(running=4, waiting=0), 4, (4, 0.0)),
+    "another gateway uses two: what it leaves": (2, Load(running=4, waiting=0), 2, (2, 0.0)),
+    "another uses all four: half is still ours": (0, Load(running=4, waiting=1), 1, (2, 2.0)),
+    "both at half: full, nothing queued": (2, Load(running=4, waiting=0), 2, (2, 0.0)),
+    "theirs queue too, ours beyond half queues": (2, Load(running=4, waiting=3), 3, (2, 4.0)),
+}
+
+
+@pytest.mark.parametrize(
+    ("ours_at_read", "load", "ours_now", "expected"), SHARED.values(), ids=SHARED.keys()
+)
+def test_a_batch_shared_with_other_gateways(
+    ours_at_read: int, load: Load, ours_now: int, expected: tuple[int, float]
+) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry(VLLM.replace(", max_inflight: 4", ""))
+    for second in range(2):  # its batch of 4 known, confirmed by two full reads
+        fold_load(state, Load(running=4, waiting=1), float(second))
+    state.inflight = ours_at_read
+    fold_load(state, load, state.clock())
+    state.inflight = ours_now
+    assert (state.dispatch_cap, state.ttft_features(100.0).engine_waiting) == expected
+    assert state.shared is (state.others > 0)

@@ -1,6 +1,7 @@
 """Each pool's point, read from the gateway's own instruments filled directly, by tables:
-shed rate by cause and priority, objective, predicted and observed TTFT quantiles, queue
-depth and Retry-After."""
+admissions, shed rate by cause and priority, objective, predicted and observed TTFT
+quantiles, the prediction's error, queue depth and Retry-After; and the point as of now that
+the dashboard's table shows and its charts end on."""
 
 from __future__ import annotations
 
@@ -60,6 +61,16 @@ def retry_after(m: GatewayMetrics) -> None:
         m.retry_after.labels("p").observe(seconds)
 
 
+def admitted(m: GatewayMetrics) -> None:
+    m.admitted.labels("p").inc(15)
+
+
+def prediction_error(m: GatewayMetrics) -> None:
+    for direction in ("over", "under"):  # both directions: the error's size
+        for _ in range(50):
+            m.ttft_prediction_error.labels("p", direction).observe(0.15)
+
+
 def queue(m: GatewayMetrics) -> None:
     m.queue_depth.labels("p", "short", "standard").set(4)
     m.queue_depth.labels("p", "long", "sheddable").set(3)
@@ -76,6 +87,8 @@ EMPTY: dict[str, Any] = {
     "queue_depth": 0.0,
     "retry_after_mean_s": None,
     "retry_after_p99_s": None,
+    "admitted_per_s": 0.0,
+    "prediction_error_p90_s": None,
 }
 # id -> (what happened in the 5 s interval, the fields of pool p's point that differ from EMPTY)
 SERIES: dict[str, tuple[Fill, dict[str, Any]]] = {
@@ -92,6 +105,9 @@ SERIES: dict[str, tuple[Fill, dict[str, Any]]] = {
     # mean (3 + 3 + 6) / 3; p99: rank 2.97 lands in (5, 10] holding one
     "Retry-After": (retry_after, {"retry_after_mean_s": 4.0, "retry_after_p99_s": 9.85}),
     "queue depth over lanes and priorities": (queue, {"queue_depth": 7.0}),
+    "admitted per second": (admitted, {"admitted_per_s": 3.0}),
+    # 100 errors in (0.1, 0.2]: the p90 interpolated inside it
+    "prediction error": (prediction_error, {"prediction_error_p90_s": 0.19}),
 }
 
 
@@ -174,3 +190,23 @@ def test_snapshot_reads_cache_lookups_and_skips_gauges_without_a_value() -> None
     assert snap.counters["cache_lookups"]["*"] == 6  # bypasses are no lookup
     assert snap.counters["cache_hits"]["*"] == 3
     assert snap.gauges["objective"] == {"q": 1.5}
+
+
+def test_the_current_point_reads_the_same_windows_without_being_kept() -> None:
+    """The table's figures are the charts' last point: over the same windows, at the moment
+    of the page's fetch, between two samples of the ring."""
+    metrics = _metrics()
+    history = History(interval_s=5, horizon_s=900)
+    assert history.current(snapshot(metrics, 0.0)) is None  # nothing kept yet
+    shed = metrics.shed.labels("p", "queue_full", "standard", "hard_cap")
+    history.sample(snapshot(metrics, 0.0))
+    shed.inc(10)
+    history.sample(snapshot(metrics, 5.0))
+    shed.inc(20)  # a burst just after the last sample
+    now = history.current(snapshot(metrics, 7.0))
+    assert now is not None
+    assert dict(now.pools["p"].shed_per_s) == {("hard_cap", "standard"): 30 / 7}
+    assert [p.at for p in history.points()] == [5.0]  # not kept
+    later = history.sample(snapshot(metrics, 10.0))  # the ring's next point, same windows
+    assert later is not None
+    assert dict(later.pools["p"].shed_per_s) == {("hard_cap", "standard"): 3.0}

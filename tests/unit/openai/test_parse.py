@@ -87,6 +87,31 @@ VALID: dict[str, tuple[Endpoint, dict[str, Any], str, bool]] = {
         "r",
         False,
     ),
+    # JSON Schema's integers include integral floats: read as integers, forwarded as written.
+    "integral floats where integers go": (
+        "chat",
+        {"model": "m", "messages": USER, "n": 2.0, "max_tokens": 16.0, "seed": -1.0},
+        "m",
+        False,
+    ),
+    "integral float token ids and dimensions": (
+        "embeddings",
+        {"model": "e", "input": [[1.0, 2], [3.0]], "dimensions": 186902.0},
+        "e",
+        False,
+    ),
+    "integral float completion token ids": (
+        "completions",
+        {"model": "m", "prompt": [1.0, 2.0], "max_tokens": 8.0},
+        "m",
+        False,
+    ),
+    "responses integral max_output_tokens": (
+        "responses",
+        {"model": "r", "input": "hi", "max_output_tokens": 5.0},
+        "r",
+        False,
+    ),
     "tokenize passes through": ("tokenize", {"model": "t", "prompt": "hi"}, "t", False),
     "rerank passes through": ("rerank", {"model": "t", "query": "q", "documents": []}, "t", False),
 }
@@ -227,6 +252,32 @@ INVALID: dict[str, tuple[Endpoint, bytes, str | None, str]] = {
         "completions",
         orjson.dumps({"model": "m", "prompt": 5}),
         "prompt",
+        "Invalid value",
+    ),
+    "n fractional": ("chat", orjson.dumps({**CHAT_OK, "n": 2.5}), "n", "integer"),
+    "n as boolean": ("chat", orjson.dumps({**CHAT_OK, "n": True}), "n", "integer"),
+    "integral n over the model's bound": (
+        "chat",
+        orjson.dumps({**CHAT_OK, "n": 129.0}),
+        "n",
+        "less than or equal to 128",
+    ),
+    "dimensions fractional": (
+        "embeddings",
+        orjson.dumps({"model": "e", "input": "x", "dimensions": 8.5}),
+        "dimensions",
+        "integer",
+    ),
+    "temperature as string": (
+        "chat",
+        orjson.dumps({**CHAT_OK, "temperature": "0.5"}),
+        "temperature",
+        "number",
+    ),
+    "embeddings empty token list": (
+        "embeddings",
+        orjson.dumps({"model": "e", "input": [[1], []]}),
+        "input",
         "Invalid value",
     ),
     "prompt list of floats": (

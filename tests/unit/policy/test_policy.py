@@ -440,3 +440,22 @@ def test_compile_policy_uses_the_given_source_in_errors() -> None:
     with pytest.raises(PolicyError) as info:
         compile_policy(parsed, source="from-test")
     assert info.value.render().startswith("from-test: invalid policy\n")
+
+
+@pytest.mark.parametrize(
+    ("declared", "engine", "resolved"),
+    [
+        ("", "vllm", "continue_final_message"),
+        ("", "llamacpp", "assistant_prefill"),
+        ("", "tgi", "none"),
+        ("", "openai", "none"),  # a generic server: none unless declared
+        (", continue_with: continue_final_message", "openai", "continue_final_message"),
+        (", continue_with: none", "vllm", "none"),
+    ],
+)
+def test_how_a_backend_continues_a_stream(declared: str, engine: str, resolved: str) -> None:
+    text = (
+        f"backends:\n  - {{name: a, url: http://h:1, model: m, pool: p, engine: {engine}"
+        f"{declared}}}\nmodels:\n  m: {{pool: p}}\n"
+    )
+    assert load_policy_text(text).pools["p"].backends[0].continue_with == resolved

@@ -72,3 +72,45 @@ def test_max_tokens_refused_or_clamped() -> None:
 def test_requests_within_limits_pass_unchanged() -> None:
     parsed = parse_request("chat", _chat(max_tokens=10, n=1))
     assert apply_input_limits(parsed, InputLimits(max_tokens=100)) is parsed
+
+
+def test_integral_floats_count_as_the_integers_they_are() -> None:
+    error = _refused(_chat(n=87.0), InputLimits(max_n=8))
+    assert error.code == "n_too_large"
+    error = _refused(_chat(max_tokens=500.0), InputLimits(max_tokens=100))
+    assert error.code == "max_tokens_too_large"
+    parsed = parse_request("chat", _chat(max_completion_tokens=500.0))
+    clamped = apply_input_limits(parsed, InputLimits(max_tokens=100, max_tokens_action="clamp"))
+    assert clamped.body["max_completion_tokens"] == 100
+    within = parse_request("chat", _chat(n=8.0, max_tokens=100.0))
+    assert apply_input_limits(within, InputLimits(max_n=8, max_tokens=100)) is within
+
+
+def test_the_token_cap_covers_the_responses_api() -> None:
+    raw = b'{"model": "r", "input": "hi", "max_output_tokens": 500}'
+    error = _refused(raw, InputLimits(max_tokens=100), "responses")
+    assert (error.param, error.code) == ("max_output_tokens", "max_tokens_too_large")
+    parsed = parse_request("responses", raw)
+    clamped = apply_input_limits(parsed, InputLimits(max_tokens=100, max_tokens_action="clamp"))
+    assert clamped.body["max_output_tokens"] == 100
+
+
+def test_n_is_checked_where_the_api_has_it() -> None:
+    error = _refused(b'{"model": "m", "prompt": "x", "n": 3}', InputLimits(max_n=2), "completions")
+    assert error.code == "n_too_large"
+    # Embeddings and the Responses API have no n: an unknown field there, passed through.
+    for endpoint, raw in (
+        ("embeddings", b'{"model": "e", "input": "x", "n": 3}'),
+        ("responses", b'{"model": "r", "input": "x", "n": 3}'),
+    ):
+        parsed = parse_request(endpoint, raw)  # type: ignore[arg-type]
+        assert apply_input_limits(parsed, InputLimits(max_n=2)) is parsed
+
+
+def test_embedding_dimensions_limit() -> None:
+    raw = b'{"model": "e", "input": "x", "dimensions": 4097.0}'
+    error = _refused(raw, InputLimits(max_dimensions=4096), "embeddings")
+    assert (error.param, error.code) == ("dimensions", "dimensions_too_large")
+    within = parse_request("embeddings", b'{"model": "e", "input": "x", "dimensions": 4096}')
+    assert apply_input_limits(within, InputLimits(max_dimensions=4096)) is within
+    assert apply_input_limits(parse_request("embeddings", raw), InputLimits()) is not None

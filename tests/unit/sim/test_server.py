@@ -202,3 +202,73 @@ def test_embeddings_are_deterministic_unit_vectors() -> None:
     assert sum(v * v for v in first) == pytest.approx(1.0)
     assert relevance("is the cache fast", "the cache is fast") == 1.0
     assert relevance("cache", "queue") == 0.0
+
+
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+async def test_without_a_limit_answers_end_at_their_natural_stop(vllm: Running) -> None:
+    for i in range(8):  # natural lengths 16..512 tokens, cut at the profile's 256
+        out = (await vllm.client.post("/v1/chat/completions", json=_chat(f"q{i}"))).json()
+        assert out["choices"][0]["finish_reason"] == "stop"
+        assert 16 <= out["usage"]["completion_tokens"] <= 256
+        body = {"model": MODEL, "input": f"q{i}"}
+        answer = (await vllm.client.post("/v1/responses", json=body)).json()
+        assert (answer["status"], answer["incomplete_details"]) == ("completed", None)
+    limited = {"model": MODEL, "input": "q", "max_output_tokens": 3}
+    cut = (await vllm.client.post("/v1/responses", json=limited)).json()
+    assert (cut["status"], cut["incomplete_details"]) == (
+        "incomplete",
+        {"reason": "max_output_tokens"},
+    )
+
+
+async def test_a_streamed_tool_call_names_the_function_then_sends_its_arguments(
+    vllm: Running,
+) -> None:
+    body = _chat("weather?", tools=[TOOL], stream=True, stream_options={"include_usage": True})
+    events = _sse_events((await vllm.client.post("/v1/chat/completions", json=body)).text)
+    chunks = [orjson.loads(e) for e in events[:-1]]
+    calls = [c["choices"][0]["delta"]["tool_calls"][0] for c in chunks[1:-1]]
+    assert calls[0]["function"]["name"] == "weather"
+    assert calls[0]["type"] == "function"
+    assert all("name" not in call["function"] for call in calls[1:])
+    arguments = "".join(call["function"]["arguments"] for call in calls)
+    assert set(orjson.loads(arguments)) == {"city"}
+    assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert chunks[-1]["usage"]["completion_tokens"] == len(calls)  # a piece a token
+    whole = (await vllm.client.post("/v1/chat/completions", json={**body, "stream": False})).json()
+    message = whole["choices"][0]["message"]
+    assert message["content"] is None
+    assert message["tool_calls"][0]["function"]["arguments"] == arguments
+    assert whole["choices"][0]["finish_reason"] == "tool_calls"
+
+
+async def test_a_responses_function_call_streams_its_arguments(vllm: Running) -> None:
+    tool = {"type": "function", "name": "weather", "parameters": TOOL["function"]["parameters"]}
+    body = {"model": MODEL, "input": "weather?", "tools": [tool], "stream": True}
+    raw = (await vllm.client.post("/v1/responses", json=body)).text
+    events = [orjson.loads(e) for e in _sse_events(raw)]
+    kinds = [e["type"] for e in events]
+    assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
+    assert kinds[-3:] == [
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    deltas = "".join(e["delta"] for e in events if e["type"].endswith("arguments.delta"))
+    final = events[-1]["response"]
+    [item] = final["output"]
+    assert (item["type"], item["name"], item["arguments"]) == ("function_call", "weather", deltas)
+    assert final["usage"]["output_tokens"] == len(kinds) - 6  # one delta per token here

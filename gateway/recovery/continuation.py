@@ -1,0 +1,124 @@
+"""Continue a stream cut short: the request re-issued with the text relayed so far.
+
+When a replica dies, or stalls past the idle limit, after some of a streamed answer reached
+the client, another replica of the pool serving the same model is asked to go on from where
+the answer stopped:
+
+- chat, ``continue_final_message`` (vLLM, SGLang): the messages plus an assistant message
+  holding the text so far, with ``continue_final_message: true`` and
+  ``add_generation_prompt: false``: the engine continues that message;
+- chat, ``assistant_prefill`` (llama.cpp's server): the messages plus the partial assistant
+  message, which the server continues as a prefill;
+- completions: the prompt plus the text so far (any engine that completes text).
+
+``max_tokens`` (and ``max_completion_tokens``) shrink by the tokens already relayed. Nothing
+is continued once a tool-call delta or anything but text was relayed (a partial tool call
+cannot be resumed as text), for several choices (``n`` > 1), with log probabilities, or on
+any other endpoint (the Responses API's typed events): then the stream ends with an error
+event and no ``[DONE]``.
+
+``Relayed`` is the bookkeeping: the text and completion tokens relayed so far, and the
+stream's own id, creation time and model, which every event of a continuation is rewritten
+to, so the client sees one stream. Usage is summed: the first attempt's prompt tokens, the
+completion tokens of all attempts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# A backend's way to continue (``BackendSpec.continue_with``, resolved by the policy).
+NONE = "none"
+CONTINUE_FINAL = "continue_final_message"
+PREFILL = "assistant_prefill"
+
+
+@dataclass(slots=True)
+class Relayed:
+    """What a stream has relayed so far, across its attempts."""
+
+    text: list[str] = field(default_factory=list)
+    completion_tokens: int = 0  # counted in events, or from an attempt's usage
+    prompt_tokens: int | None = None  # the first attempt's
+    stream_id: str | None = None
+    created: int | None = None
+    model: str | None = None
+    other_than_text: bool = False  # a tool call, a refusal, log probabilities...
+    continuations: int = 0
+
+    @property
+    def so_far(self) -> str:
+        return "".join(self.text)
+
+    def see(self, event: dict[str, Any]) -> None:
+        """Note one relayed chat or completion chunk."""
+        self.stream_id = self.stream_id or event.get("id")
+        self.created = self.created or event.get("created")
+        choices = event.get("choices") or []
+        for choice in choices:
+            if not isinstance(choice, dict):
+                continue
+            text = _text_of(choice)
+            if text:
+                self.text.append(text)
+                self.completion_tokens += 1
+            if _carries_more_than_text(choice):
+                self.other_than_text = True
+
+    def restamp(self, event: dict[str, Any]) -> None:
+        """A continuation's event, made one of the first attempt's stream."""
+        if self.stream_id is not None:
+            event["id"] = self.stream_id
+        if self.created is not None:
+            event["created"] = self.created
+
+
+def continuation_body(
+    endpoint: str, body: dict[str, Any], relayed: Relayed, how: str
+) -> dict[str, Any] | None:
+    """The body to ask another replica for the rest, or None when it cannot continue."""
+    if relayed.other_than_text or not relayed.text or _choices(body) > 1 or body.get("logprobs"):
+        return None
+    partial = relayed.so_far
+    out = {k: v for k, v in body.items()}
+    for key in ("max_tokens", "max_completion_tokens"):
+        limit = out.get(key)
+        if isinstance(limit, int) and not isinstance(limit, bool):
+            left = limit - relayed.completion_tokens
+            if left < 1:
+                return None  # it had all it asked for: nothing to continue
+            out[key] = left
+    if endpoint == "completions" and isinstance(body.get("prompt"), str):
+        out["prompt"] = body["prompt"] + partial
+        return out
+    if endpoint != "chat" or how == NONE:
+        return None
+    messages = list(body.get("messages") or [])
+    messages.append({"role": "assistant", "content": partial})
+    out["messages"] = messages
+    if how == CONTINUE_FINAL:
+        out["continue_final_message"] = True
+        out["add_generation_prompt"] = False
+    return out
+
+
+def _choices(body: dict[str, Any]) -> int:
+    n = body.get("n", 1)
+    return n if isinstance(n, int) and not isinstance(n, bool) else 1
+
+
+def _text_of(choice: dict[str, Any]) -> str:
+    delta = choice.get("delta")
+    if isinstance(delta, dict):
+        content = delta.get("content")
+        return content if isinstance(content, str) else ""
+    text = choice.get("text")  # completions
+    return text if isinstance(text, str) else ""
+
+
+def _carries_more_than_text(choice: dict[str, Any]) -> bool:
+    delta = choice.get("delta")
+    if isinstance(delta, dict) and (delta.get("tool_calls") or delta.get("function_call")):
+        return True
+    return bool(choice.get("logprobs"))

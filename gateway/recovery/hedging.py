@@ -1,0 +1,83 @@
+"""When to race a late first token on another replica, and when to give up on a replica.
+
+For a dispatched request still waiting for its first token, with ``elapsed`` seconds since
+dispatch and ``upper`` its replica's calibrated prediction (the TTFT predictor's upper band,
+exceeded about one time in ten when calibrated):
+
+- ``FAIL_OVER`` once ``elapsed`` passes ``stall_factor * upper`` (at least ``stall_min_s``):
+  the replica is stalled (a stuck step, a process that keeps its socket and sends nothing);
+  the request is cancelled there and tried on another replica (a retry: paid from the pool's
+  retry budget);
+- ``HEDGE`` once ``elapsed`` passes ``upper``, when all hold: the band rests on observations
+  (a prior is no evidence of lateness), hedging is on, the request has not hedged yet,
+  another routable replica with a free slot is predicted to deliver sooner than ``upper``,
+  the pool is not saturated (a hedge must not take a slot that queued work needs), a
+  sheddable request is not hedged while anything waits, and the pool's hedge budget allows
+  one more extra request (``hedge_budget`` of its recent requests); the first first token
+  wins and the other attempt is cancelled at once;
+- otherwise ``WAIT``.
+
+``next_look`` says when the answer can next change (the band, then the stall limit), so the
+caller sleeps until then instead of polling.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gateway.admission.queue import Priority
+from gateway.schema import Recovery
+
+
+class Move(StrEnum):
+    WAIT = "wait"
+    HEDGE = "hedge"
+    FAIL_OVER = "fail_over"
+
+
+@dataclass(frozen=True, slots=True)
+class Straggler:
+    """What is known of a request waiting for its first token."""
+
+    elapsed_s: float  # since dispatch
+    upper_s: float  # its replica's calibrated predicted TTFT
+    supported: bool  # that prediction rests on observations
+    hedged: bool  # a hedge is already out
+    alternative_s: float | None  # the best other free replica's prediction (None: none)
+    saturated: bool  # the pool's state
+    anything_waits: bool  # the pool's queue, or the engines' reports
+    priority: Priority
+
+
+def stall_limit_s(upper_s: float, settings: Recovery) -> float:
+    return max(settings.stall_min_s, settings.stall_factor * upper_s)
+
+
+def decide(straggler: Straggler, settings: Recovery, budget_allows: bool) -> Move:
+    """What to do now (``budget_allows``: the hedge budget has room for one more)."""
+    if straggler.elapsed_s >= stall_limit_s(straggler.upper_s, settings):
+        return Move.FAIL_OVER
+    if straggler.elapsed_s < straggler.upper_s or not _may_hedge(straggler, settings):
+        return Move.WAIT
+    return Move.HEDGE if budget_allows else Move.WAIT
+
+
+def _may_hedge(straggler: Straggler, settings: Recovery) -> bool:
+    if not settings.hedge or straggler.hedged or not straggler.supported:
+        return False
+    if straggler.saturated:
+        return False
+    if straggler.priority is Priority.SHEDDABLE and straggler.anything_waits:
+        return False
+    sooner = straggler.alternative_s
+    return sooner is not None and sooner < straggler.upper_s
+
+
+def next_look(straggler: Straggler, settings: Recovery) -> float:
+    """Seconds from dispatch at which ``decide`` may answer otherwise (inf: never)."""
+    stall = stall_limit_s(straggler.upper_s, settings)
+    if straggler.elapsed_s < straggler.upper_s and settings.hedge and not straggler.hedged:
+        return straggler.upper_s
+    return stall if straggler.elapsed_s < stall else math.inf

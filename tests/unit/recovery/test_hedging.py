@@ -1,0 +1,73 @@
+"""When a late first token is raced, and when a stalled replica is given up: by table."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gateway.admission.queue import Priority
+from gateway.recovery.hedging import Move, Straggler, decide, next_look
+from gateway.schema import Recovery
+
+ON = Recovery()
+OFF = Recovery(hedge=False)
+
+
+def _late(**changes: object) -> Straggler:
+    """0.6 s since dispatch, past its 0.5 s band; another replica 0.2 s: hedge by default."""
+    facts = {
+        "elapsed_s": 0.6,
+        "upper_s": 0.5,
+        "supported": True,
+        "hedged": False,
+        "alternative_s": 0.2,
+        "saturated": False,
+        "anything_waits": False,
+        "priority": Priority.STANDARD,
+    }
+    return Straggler(**{**facts, **changes})  # type: ignore[arg-type]
+
+
+# (the straggler, settings, budget has room) -> the move
+MOVES: dict[str, tuple[Straggler, Recovery, bool, Move]] = {
+    "within its band: wait": (_late(elapsed_s=0.4), ON, True, Move.WAIT),
+    "past its band, a faster replica free: hedge": (_late(), ON, True, Move.HEDGE),
+    "budget spent: wait": (_late(), ON, False, Move.WAIT),
+    "hedging off: wait": (_late(), OFF, True, Move.WAIT),
+    "already hedged: wait": (_late(hedged=True), ON, True, Move.WAIT),
+    "a band from the prior is no evidence: wait": (_late(supported=False), ON, True, Move.WAIT),
+    "no other replica free: wait": (_late(alternative_s=None), ON, True, Move.WAIT),
+    "the other is predicted no sooner: wait": (_late(alternative_s=0.7), ON, True, Move.WAIT),
+    "saturated: a hedge would take a queued request's slot": (
+        _late(saturated=True), ON, True, Move.WAIT),
+    "sheddable while work waits: wait": (
+        _late(priority=Priority.SHEDDABLE, anything_waits=True), ON, True, Move.WAIT),
+    "sheddable, nothing waits: hedge": (_late(priority=Priority.SHEDDABLE), ON, True, Move.HEDGE),
+    "past 4x its band: fail over, even saturated, even hedged": (
+        _late(elapsed_s=2.0, saturated=True, hedged=True), ON, False, Move.FAIL_OVER),
+    "a tiny band: the stall limit is at least 1 s": (
+        _late(elapsed_s=0.5, upper_s=0.05), ON, False, Move.WAIT),
+    "stalled past 1 s, hedging off: fail over": (
+        _late(elapsed_s=1.0, upper_s=0.05), OFF, False, Move.FAIL_OVER),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("straggler", "settings", "budget", "move"), MOVES.values(), ids=MOVES.keys()
+)
+def test_the_move(straggler: Straggler, settings: Recovery, budget: bool, move: Move) -> None:
+    assert decide(straggler, settings, budget) is move
+
+
+@pytest.mark.parametrize(
+    ("straggler", "settings", "at"),
+    [
+        (_late(elapsed_s=0.1), ON, 0.5),  # the band first
+        (_late(elapsed_s=0.1), OFF, 2.0),  # hedging off: the stall limit
+        (_late(elapsed_s=0.6), ON, 2.0),
+        (_late(elapsed_s=3.0), ON, math.inf),  # past everything
+    ],
+)
+def test_when_to_look_again(straggler: Straggler, settings: Recovery, at: float) -> None:
+    assert next_look(straggler, settings) == at
