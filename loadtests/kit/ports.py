@@ -16,3 +16,11 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def port_taken(port: int) -> bool:
+    """Whether something already listens on 127.0.0.1:``port`` (a server started there would
+    fail to bind, and a health check would reach the other one)."""
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex(("127.0.0.1", port)) == 0

@@ -13,6 +13,13 @@ overtaken. A sequence whose computed tokens reach its total tokens samples one t
 speculative decoding ``1 + accepted`` tokens). The step lasts ``Profile.step_time`` of the
 batch. The engine has no clock: ``step()`` returns the duration and the caller advances time.
 
+What the engine reports as waiting (``reported_waiting``, vLLM's
+``vllm:num_requests_waiting``) is vLLM V1's: the scheduler's statistics are taken once per
+step, after that step's scheduling, so they count the requests the step could not admit (no
+slot, no token budget, no KV room, preempted); a request that arrives while a step runs
+reaches the scheduler after it and is not counted until a step leaves it behind.
+``num_waiting`` is the live queue (arrivals not yet scheduled included).
+
 Parameters: a ``Profile`` and a ``seed`` for the speculative acceptance draws and the
 step-time noise (``Profile.step_time_cv``).
 """
@@ -106,6 +113,7 @@ class Engine:
         self._waiting: deque[Sequence] = deque()
         self._running: list[Sequence] = []
         self._seqs: dict[str, Sequence] = {}
+        self._left_behind = 0  # waiting after the last step's scheduling
 
     @property
     def num_running(self) -> int:
@@ -114,6 +122,12 @@ class Engine:
     @property
     def num_waiting(self) -> int:
         return len(self._waiting)
+
+    @property
+    def reported_waiting(self) -> int:
+        """Requests the last step's scheduling left waiting (those aborted since excepted):
+        what vLLM's per-step statistics report (module docstring)."""
+        return min(self._left_behind, len(self._waiting))
 
     def batch_max_tokens(self) -> int:
         """Sum of the maximum total tokens of the running batch (TGI's batch gauge)."""
@@ -159,6 +173,7 @@ class Engine:
         scheduled: list[tuple[Sequence, int]] = []
         budget = self._schedule_running(budget, scheduled)
         admitted = self._schedule_waiting(budget, scheduled)
+        self._left_behind = len(self._waiting)
         return self._execute(scheduled, admitted)
 
     def _schedule_running(self, budget: int, out: list[tuple[Sequence, int]]) -> int:

@@ -1,8 +1,10 @@
 """Prometheus metrics of one simulated replica, named as vLLM or TGI name them.
 
 Engine state (queue lengths, KV usage, cumulative counters) is read at scrape time by a
-custom collector, so the engine loop pays nothing for it; latency histograms are observed by
-the driver once per request per step. Every replica owns its ``CollectorRegistry``.
+custom collector, so the engine loop pays nothing for it (vLLM's waiting count as vLLM takes
+it, once per step after scheduling: ``Engine.reported_waiting``; TGI's queue as it
+stands); latency histograms are observed by the driver once per request per step. Every
+replica owns its ``CollectorRegistry``.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class VllmEngineCollector(Collector):
         e, c = self._engine, self._engine.counters
         usage = e.kv.usage()
         yield self._gauge("vllm:num_requests_running", "Requests in the batch.", e.num_running)
-        yield self._gauge("vllm:num_requests_waiting", "Requests waiting.", e.num_waiting)
+        yield self._gauge("vllm:num_requests_waiting", "Requests waiting.", e.reported_waiting)
         yield self._gauge("vllm:kv_cache_usage_perc", "KV-cache usage (1 = full).", usage)
         yield self._gauge("vllm:gpu_cache_usage_perc", "KV-cache usage (older name).", usage)
         yield self._counter("vllm:prefix_cache_queries", "Queried tokens.", c.prefix_queries)

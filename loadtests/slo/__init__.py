@@ -1,2 +1,3 @@
-"""SLO benchmark (issue 18): goodput within the TTFT objective, shedding and refusals of our
-gateway against direct round-robin and the peer gateways on one simulated fleet."""
+"""SLO benchmark (issues 18 and 31): goodput within the TTFT objective, shedding and refusals of
+our gateway against direct round-robin, the peer gateways and a refuse-everything server on one
+simulated fleet; closed-loop ramps onto one engine; several gateway processes on one fleet."""

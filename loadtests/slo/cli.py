@@ -1,4 +1,4 @@
-"""``python -m loadtests.slo``: the SLO-first admission benchmark (issue 18, deliverable 6).
+"""``python -m loadtests.slo``: the SLO-first admission benchmark (issues 18 and 31).
 
 On the simulated fleet ``loadtests/sim/fleets/slo.yaml`` (two 4-slot engines), the same
 arrivals go to every target (``loadtests.slo.bench.TARGETS``), each run on a fresh fleet and
@@ -10,7 +10,12 @@ bursts at each of ``--multiples`` times capacity), ``steady`` (Poisson at
 ``--steady-multiple``, clients honour Retry-After), ``cold`` (``--cold-requests`` at once
 after ``--cold-idle`` s idle), ``azure`` (the head of each of ``--traces``, time-scaled to
 each of ``--azure-multiples``; read from ``--data``, by default ``../shared/datasets`` next to
-the repository; a missing file is reported and its scenario skipped).
+the repository; a missing file is reported and its scenario skipped); ``ramp`` and ``ramp8``
+(closed-loop users at ``--ramp-levels`` / ``--ramp8-levels`` onto one engine with 256 and
+with 8 slots, ``loadtests.slo.ramps``); ``replicas`` (bursty 3x for ``--replicas-duration``
+s to one gateway and to two gateway processes, ``loadtests.slo.replicas``; with
+``--replicas-cluster`` also two sharing Redis). ``refuse-all`` runs on the loads where
+refusals are expected (above 1x, the cold burst).
 
 Capacity is computed from the fleet's profile and each scenario's own requests
 (``loadtests.slo.capacity``). ``--speed`` runs the simulated engines that many times faster
@@ -25,10 +30,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -39,9 +43,7 @@ from loadtests.loadgen.workload import load_workload
 from loadtests.peers.fleets import front_for, rename_model, shift_fleet, write_fleet
 from loadtests.peers.install import Binaries, ensure_all, versions
 from loadtests.peers.load_suite import Bench
-from loadtests.peers.targets import LAUNCH_ERRORS
 from loadtests.sim.fleet import FleetConfig, group_profile, load_fleet
-from loadtests.sim.profile import NaturalStop
 from loadtests.slo import azure
 from loadtests.slo.bench import (
     SERVED_MODEL,
@@ -50,10 +52,8 @@ from loadtests.slo.bench import (
     default_policy,
     overload_policy,
     peer_setup,
-    run_target,
     target_notes,
 )
-from loadtests.slo.capacity import engine_tokens
 from loadtests.slo.objective import BASE_OBJECTIVE_S
 from loadtests.slo.program import (
     FULL,
@@ -64,15 +64,19 @@ from loadtests.slo.program import (
     add_azure,
     add_bursty,
     add_cold,
+    add_ramp,
+    add_replicas,
     add_steady,
     mix_capacity,
+    ramp_targets,
 )
+from loadtests.slo.refuser import NAME as REFUSER
 from loadtests.slo.report import write
-from loadtests.slo.rows import row_metrics
+from loadtests.slo.runs import Knobs, run_open, run_ramps
 from loadtests.slo.saturation import check_capacity
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = ("bursty", "steady", "cold", "azure")
+SCENARIOS = ("bursty", "steady", "cold", "azure", "ramp", "ramp8", "replicas")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,6 +122,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--capacity-check", type=float, dest="capacity_check_s",
                    help=f"s of direct at 2x to measure capacity; 0: skip "
                    f"(full: {FULL.capacity_check_s:g})")  # fmt: skip
+    p.add_argument("--ramp-levels", dest="ramp_levels",
+                   help=f"users:requests,... (full: {FULL.ramp_levels})")  # fmt: skip
+    p.add_argument("--ramp8-levels", dest="ramp8_levels",
+                   help=f"users:requests,... (full: {FULL.ramp8_levels})")  # fmt: skip
+    p.add_argument("--refusal-pause-cap", type=float, default=1.0,
+                   help="ramps: longest Retry-After a refused user waits out (s)")  # fmt: skip
+    p.add_argument("--replicas-duration", type=float, dest="replicas_s",
+                   help="s of bursty 3x arrivals for the replicas row")  # fmt: skip
+    p.add_argument(
+        "--replicas-cluster",
+        action="store_true",
+        help="replicas row: also two gateways with cluster admission (redis-server)",
+    )
     p.add_argument("--plan-only", action="store_true", help="print the plan and stop")
     return p
 
@@ -143,10 +160,6 @@ def _fleet(args: argparse.Namespace) -> tuple[FleetConfig, dict[str, Any]]:
     return fleet, default_policy(fleet)  # written after the rename: it maps the served name
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^0-9A-Za-z.]+", "-", text).strip("-")
-
-
 def _commit() -> str:
     """The checkout's commit (the gateway measured), or why it is unknown."""
     try:
@@ -162,35 +175,6 @@ def _load() -> str:
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
-def _run_all(program: Program, targets: list[str], arena: Arena, args: argparse.Namespace,
-             sizes: Sizes, stop: NaturalStop, save: Callable[[], Path]) -> None:  # fmt: skip
-    """Every load through every target; the report is saved after each load, so an
-    interrupted run keeps what it measured."""
-    for number, (section, sc) in enumerate(program.loads):
-        tokens = {r.index: engine_tokens(r, stop).prompt_tokens for r in sc.plan}
-        for name in targets:
-            out = args.out / f"{number:02d}-{sc.name}-{_slug(sc.load)}" / name
-            head = {"scenario": sc.name, "load": sc.load, "multiple": sc.multiple,
-                    "target": name, "status": None}  # fmt: skip
-            try:
-                run = run_target(name, sc, arena, out, sizes.client_timeout_s, args.retry_cap)
-            except LAUNCH_ERRORS as exc:
-                section.rows.append({**head, "status": f"did not start: {exc}"})
-                sys.stderr.write(f"[{sc.name} {sc.load}] {name} did not start: {exc}\n")
-                continue
-            row = row_metrics(run.outcome.records, tokens, multiple=sc.multiple,
-                              window_s=sc.window_s,
-                              retries=run.outcome.retries if sc.honour_retry_after else None,
-                              metrics_text=run.metrics_text)  # fmt: skip
-            section.rows.append({**head, **row})
-            sys.stderr.write(
-                f"[{sc.name} {sc.load}] {name}: goodput {row['goodput']:.1%}, shed "
-                f"{row['shed']:.1%}, p99 {row['ttft_p99_ms'] or 0:,.0f} ms, timeouts "
-                f"{row['timeouts']}, errors {row['errors']}\n"
-            )
-        save()
-
-
 def _program(args: argparse.Namespace, sizes: Sizes, fleet: FleetConfig, mix: Mix) -> Program:
     names = _split(args.scenarios, SCENARIOS, "scenarios")
     program = Program()
@@ -201,14 +185,22 @@ def _program(args: argparse.Namespace, sizes: Sizes, fleet: FleetConfig, mix: Mi
         for trace in _split(args.traces, azure.TRACES, "traces"):
             add_azure(program, fleet, sizes, trace, args.data, args.azure_minutes, args.seed,
                       SERVED_MODEL)  # fmt: skip
+    for name, levels in (("ramp", sizes.ramp_levels), ("ramp8", sizes.ramp8_levels)):
+        if name in names:
+            add_ramp(program, name, levels, args.seed, SERVED_MODEL)
+    if "replicas" in names:
+        add_replicas(program, mix, sizes)
+        program.replicas_cluster = args.replicas_cluster
     return program
 
 
 def _announce(program: Program, targets: list[str], sizes: Sizes) -> None:
-    runs = len(program.loads) * len(targets)
-    arrivals = sum(sc.window_s + sc.idle_s for _, sc in program.loads) * len(targets)
+    loads = program.runs(targets)
+    runs = sum(len(names) for _, _, names in loads)
+    runs += len(program.ramps) * len(ramp_targets(targets))
+    arrivals = sum((sc.window_s + sc.idle_s) * len(names) for _, sc, names in loads)
     total = program.seconds(targets, sizes.client_timeout_s) + 3 * sizes.capacity_check_s
-    print(f"planned: {len(program.loads)} loads x {len(targets)} targets = {runs} runs; "
+    print(f"planned: {len(loads)} loads and {len(program.ramps)} ramps = {runs} runs; "
           f"arrivals {arrivals / 60:.1f} min; at most ~{total / 60:.0f} min with start-ups, "
           f"the capacity check and each run's wait for its last answers (client timeout "
           f"{sizes.client_timeout_s:g} s)", flush=True)  # fmt: skip
@@ -232,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.plan_only:
         return 0
     peers = {t for t in targets if t in ("litellm", "vllm-router", "nginx")}
+    if REFUSER in targets:
+        peers.add("nginx")  # the refuse-everything reference is an nginx
     binaries: Binaries = ensure_all(set() if args.no_install else peers, os.environ)
     setup = peer_setup(nginx_cap)
     overload = overload_policy(yaml.safe_load(args.overload_policy.read_text()), fleet)
@@ -260,13 +254,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"capacity check: {check}", flush=True)
     notes = target_notes(setup, args.overload_policy)
     name = args.name or ("quick" if args.quick else "full")
+    shown = [*targets, *(t for t in ("gateway-x2", "gateway-x2-cluster")
+                         if any(t in names for _, _, names in program.runs(targets)))]  # fmt: skip
 
     def save() -> Path:
-        return write(args.results, name, program.sections, meta, {t: notes[t] for t in targets})
+        return write(args.results, name, program.sections, meta, {t: notes[t] for t in shown})
 
     meta["finished (UTC)"] = "- (running; saved after each load)"
-    _run_all(program, targets, arena, args, sizes, group_profile(fleet.groups[0]).natural_stop,
-             save)  # fmt: skip
+    knobs = Knobs(args.out, sizes.client_timeout_s, args.retry_cap, args.refusal_pause_cap,
+                  args.fleet_port_offset)  # fmt: skip
+    run_open(program, targets, arena, knobs, group_profile(fleet.groups[0]).natural_stop, save)
+    run_ramps(program, targets, arena, knobs, save)
     meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
     meta["load average at the end"] = _load()
     path = save()

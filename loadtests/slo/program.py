@@ -9,6 +9,7 @@ A missing trace file gives a section that says so and no load.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from loadtests.loadgen.workload import Workload
 from loadtests.sim.fleet import FleetConfig, group_profile
 from loadtests.slo import azure, plans
 from loadtests.slo.capacity import Capacity, fleet_capacity
+from loadtests.slo.ramps import SHAPES, Ramp, ramp
+from loadtests.slo.refuser import NAME as REFUSER
 from loadtests.slo.report import Section
 
 MIX_SAMPLE = 2000
@@ -41,11 +44,21 @@ class Sizes:
     azure_requests: int  # the head of each trace
     client_timeout_s: float
     capacity_check_s: float  # 0: no check
+    ramp_levels: str  # users:requests,... (loadtests.slo.ramps)
+    ramp8_levels: str
+    replicas_s: float  # seconds of bursty 3x arrivals for the replicas row
 
 
-FULL = Sizes("0.5,1,2,3,5", "1,2,4", 60.0, 60.0, 300, 60.0, 10.0, 120, 30.0, 60.0)
+FULL = Sizes("0.5,1,2,3,5", "1,2,4", 60.0, 60.0, 300, 60.0, 10.0, 120, 30.0, 60.0,
+             "4:200,64:512,200:1000", "4:40,16:160,64:384", 60.0)  # fmt: skip
 # Every scenario and target, smaller: two bursty loads, one Azure load, a burst of 40.
-QUICK = Sizes("1,3", "2", 15.0, 10.0, 40, 5.0, 0.0, 40, 10.0, 0.0)
+QUICK = Sizes("1,3", "2", 15.0, 10.0, 40, 5.0, 0.0, 40, 10.0, 0.0,
+              "4:40,64:128,200:400", "4:16,16:64,64:160", 20.0)  # fmt: skip
+REPLICAS_MULTIPLE = 3.0
+# Rough per-request seconds for the plan's estimate: a slot's hold, and the machine's cost.
+RAMP_HOLD_S = {"ramp": 0.02, "ramp8": 1.2}
+RAMP_SLOTS = {"ramp": 256, "ramp8": 8}
+CLIENT_S_PER_REQUEST = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +77,53 @@ class Mix:
 class Program:
     sections: list[Section] = field(default_factory=list)
     loads: list[tuple[Section, plans.Scenario]] = field(default_factory=list)
+    ramps: list[tuple[Section, Ramp]] = field(default_factory=list)
+    replicas: list[tuple[Section, plans.Scenario]] = field(default_factory=list)
+    replicas_cluster: bool = False  # also two gateways sharing Redis
+
+    def runs(self, targets: Sequence[str]) -> list[tuple[Section, plans.Scenario, list[str]]]:
+        """Every open-loop load (the replicas row's included) with the targets it runs on."""
+        out = [(section, sc, targets_of(sc, targets)) for section, sc in self.loads]
+        twice = replica_targets(targets, self.replicas_cluster)
+        return out + [(section, sc, twice) for section, sc in self.replicas]
 
     def seconds(self, targets: Sequence[str], timeout_s: float) -> float:
-        """At most: every run's arrivals, idle time, wait for its last answers and start-up."""
+        """At most: every run's arrivals, idle time, wait for its last answers and start-up;
+        for a ramp, a rough guess from its slots and the machine's cost per request."""
         total = 0.0
-        for _, sc in self.loads:
+        for _, sc, names in self.runs(targets):
             wait = timeout_s + STREAM_S
             warm = sc.warmup[-1].at_s + wait if sc.warmup else 0.0
             per = warm + sc.idle_s + sc.window_s + wait
-            total += sum(per + STARTUP_S.get(t, STARTUP_S_OTHERS) for t in targets)
+            total += sum(per + STARTUP_S.get(t, STARTUP_S_OTHERS) for t in names)
+        for _, planned in self.ramps:
+            name = planned.shape.name
+            per = sum(len(lv.plan) * (RAMP_HOLD_S[name] / min(lv.concurrency, RAMP_SLOTS[name])
+                                      + CLIENT_S_PER_REQUEST) for lv in planned.levels)  # fmt: skip
+            total += sum(per + STARTUP_S.get(t, STARTUP_S_OTHERS)
+                         for t in ramp_targets(targets))  # fmt: skip
         return total
+
+
+def expects_refusals(sc: plans.Scenario) -> bool:
+    """Loads where some refusals are expected: above capacity, or the cold burst."""
+    return sc.multiple is None or sc.multiple > 1.0
+
+
+def targets_of(sc: plans.Scenario, targets: Sequence[str]) -> list[str]:
+    """The refuse-everything reference only where refusals are expected."""
+    return [t for t in targets if t != REFUSER or expects_refusals(sc)]
+
+
+def ramp_targets(targets: Sequence[str]) -> list[str]:
+    """Direct, the gateway and the peers (nginx without its cap: a plain proxy)."""
+    return [t for t in targets if t in ("direct", "gateway", "litellm", "vllm-router", "nginx")]
+
+
+def replica_targets(targets: Sequence[str], cluster: bool = False) -> list[str]:
+    """Direct (if asked), one gateway, two gateways (and two sharing Redis)."""
+    return [*(["direct"] if "direct" in targets else []), "gateway", "gateway-x2",
+            *(["gateway-x2-cluster"] if cluster else [])]  # fmt: skip
 
 
 def mix_capacity(fleet: FleetConfig, workload: Workload, seed: int) -> Capacity:
@@ -142,3 +192,27 @@ def add_azure(program: Program, fleet: FleetConfig, sizes: Sizes, trace: str, da
         section.notes.append(f"{sc.load}: {sc.offered_rps:.2f} req/s, {sc.note}, "
                              f"{sc.window_s:,.0f} s of arrivals")  # fmt: skip
         program.loads.append((section, sc))
+
+
+def add_ramp(program: Program, name: str, levels: str, seed: int, model: str) -> None:
+    shaped = ramp(SHAPES[name], levels, seed, model)
+    shape = shaped.shape
+    notes = [f"fleet {shape.fleet.name}; requests of ~{shape.prompt_tokens} prompt tokens and "
+             f"{shape.output_tokens} output tokens (ignore_eos)",
+             "levels " + ", ".join(f"{lv.load} ({len(lv.plan)} requests)" for lv in shaped.levels)
+             + ", back to back on one target started once"]  # fmt: skip
+    section = Section(name, shape.title, notes, kind="ramp")
+    program.sections.append(section)
+    program.ramps.append((section, shaped))
+
+
+def add_replicas(program: Program, mix: Mix, sizes: Sizes) -> None:
+    cap, m = mix.capacity, REPLICAS_MULTIPLE
+    sc = plans.bursty(mix.workload, mix.seed, cap.rps, m, sizes.replicas_s, mix.model)
+    sc = dataclasses.replace(sc, name="replicas")
+    notes = [f"the bursty workload at {sc.load}: {sc.note}, {len(sc.plan)} requests in "
+             f"{sizes.replicas_s:g} s; the same arrivals to one gateway and to two gateway "
+             "processes (every other request to each), default policy, one fleet"]  # fmt: skip
+    section = Section("replicas", "Gateway replicas (bursty 3x)", notes)
+    program.sections.append(section)
+    program.replicas.append((section, sc))

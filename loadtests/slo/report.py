@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from loadtests.slo.checks import check_targets
+from loadtests.slo.ramp_checks import check_new_rows
+from loadtests.slo.ramp_tables import ramp_table
 from loadtests.slo.tables import scenario_table, verdicts_table
 
 COLUMNS_HELP = (
@@ -22,14 +24,29 @@ COLUMNS_HELP = (
     "that goodput over direct round-robin's on the same arrivals; admitted TTFT = served "
     "requests' time to first token at the client; p99 TTFT / objective = 99th percentile of "
     "each served request's TTFT over its own objective (<= 1: within); shed = share refused "
-    "(429/503); shed beyond excess = shed minus max(0, 1 - 1/multiple), the share that must go "
+    "(429/503); p99 TTFT / deadline = the same over each request's deadline (3x its objective); "
+    "shed beyond excess = shed minus max(0, 1 - 1/multiple), the share that must go "
     "at that load; client timeouts = requests the client gave up on (no first token within "
-    "the client timeout); refusal p99 = "
-    "send-to-answer time of refusals at the client; answered in time = served or refused within "
-    "objective + 1 s; Retry-After retries served = of the refusals that advised a delay, the "
-    "share whose one retry after that delay was served (steady scenario only: those clients "
-    "honour Retry-After); predictor error = p50 / p90 of the gateway's "
-    "gateway_ttft_prediction_error_seconds after the run (n/a: the gateway does not export it)."
+    "the client timeout); refusal p95 / p99 = "
+    "send-to-answer time of refusals at the client; at arrival = the same over the refusals "
+    "decided at arrival (x-gateway-queue-ms 0); after a wait = how many refusals waited for a "
+    "slot first, and how many of them reached the client past their deadline; answered in "
+    "time = served or refused within objective + 1 s; Retry-After retries served = of the "
+    "refusals that advised a delay, the share whose one retry after that delay was served "
+    "(steady scenario only: those clients honour Retry-After); predictor error = p50 / p90 "
+    "of the gateway's gateway_ttft_prediction_error_seconds after the run (n/a: the gateway "
+    "does not export it)."
+)
+RAMP_HELP = (
+    "Ramp columns: closed-loop users (each sends its next request when the last one ended; a "
+    "refused one first waits its Retry-After, at most 1 s), levels back to back on one target "
+    "started once; refused = 429/503, at arrival or after a wait by x-gateway-queue-ms; "
+    "refusals by reason = the gateway's gateway_shed_total during the level; served / s = "
+    "requests served per second of the level; engine waiting = vllm:num_requests_waiting "
+    "polled every 50 ms; moments in seconds since the ramp started, each the first in its "
+    "level: engine waiting first (> 0), TTFT rise (a request went threshold = 2x the first "
+    "level's TTFT p99 without its first token), first refusal (reached its client), pool "
+    "saturated (the gateway's gateway_pool_state, polled every 250 ms)."
 )
 
 
@@ -39,6 +56,7 @@ class Section:
     title: str
     notes: list[str] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    kind: str = "open"  # open (open-loop arrivals, scenario_table) or ramp (ramp_table)
 
 
 def _meta_lines(meta: Mapping[str, Any]) -> list[str]:
@@ -48,14 +66,18 @@ def _meta_lines(meta: Mapping[str, Any]) -> list[str]:
 def render(sections: Sequence[Section], meta: Mapping[str, Any],
            notes: Mapping[str, str]) -> str:  # fmt: skip
     rows = [r for s in sections for r in s.rows]
-    lines = ["# SLO benchmark (issue 18)", "", *_meta_lines(meta), "", "Targets:", ""]
+    checks = [*check_targets(rows), *check_new_rows(rows)]
+    lines = ["# SLO benchmark (issues 18 and 31)", "", *_meta_lines(meta), "", "Targets:", ""]
     lines += [f"- `{name}`: {text}" for name, text in notes.items()]
-    lines += ["", "## Targets of the issue", "", verdicts_table(check_targets(rows)), ""]
+    lines += ["", "## Targets of the issue", "", verdicts_table(checks), ""]
     for s in sections:
+        table = ramp_table if s.kind == "ramp" else scenario_table
         lines += [f"## {s.title}", ""]
         lines += [f"- {n}" for n in s.notes]
-        lines += ["", scenario_table(s.rows) if s.rows else "(no rows)", ""]
+        lines += ["", table(s.rows) if s.rows else "(no rows)", ""]
     lines += [COLUMNS_HELP, ""]
+    if any(s.kind == "ramp" for s in sections):
+        lines += [RAMP_HELP, ""]
     return "\n".join(lines)
 
 

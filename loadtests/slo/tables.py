@@ -17,8 +17,9 @@ Row = Mapping[str, Any]
 
 HEADER = (
     "| load | target | sent | goodput | vs direct | admitted TTFT p50 / p99 ms "
-    "| p99 TTFT / objective | shed | shed beyond excess | client timeouts | other errors "
-    "| refusal p99 ms | answered in time | Retry-After retries served "
+    "| p99 TTFT / objective | p99 TTFT / deadline | shed | shed beyond excess "
+    "| client timeouts | other errors | refusal p95 / p99 ms | at arrival: p95 ms "
+    "| after a wait: n (past deadline) | answered in time | Retry-After retries served "
     "| predictor error p50 / p90 ms |"
 )
 COLUMNS = HEADER.count("|") - 1
@@ -71,7 +72,8 @@ def _errors(row: Row) -> str:
 
 def _direct_goodput(rows: Sequence[Row], row: Row) -> float | None:
     for r in rows:
-        if r["target"] == "direct" and r["load"] == row["load"] and r.get("status") is None:
+        same = r["load"] == row["load"] and r["scenario"] == row["scenario"]
+        if r["target"] == "direct" and same and r.get("status") is None:
             return r["goodput"]  # type: ignore[no-any-return]
     return None
 
@@ -80,13 +82,27 @@ def _vs_direct(rows: Sequence[Row], row: Row) -> str:
     return times(ratio(row["goodput"], _direct_goodput(rows, row)))
 
 
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _after_wait(row: Row) -> str:
+    after = row.get("refusals_after_wait")
+    if after is None:
+        return "-"
+    late = row.get("refusals_after_wait_late")
+    return f"{after} ({'-' if late is None else late})"
+
+
 def _cells(rows: Sequence[Row], r: Row) -> list[str]:
     return [
         str(r["load"]), str(r["target"]), str(r["sent"]), _pct(r["goodput"]), _vs_direct(rows, r),
         f"{_num(r['ttft_p50_ms'])} / {_num(r['ttft_p99_ms'])}",
-        "-" if r["ttft_over_objective_p99"] is None else f"{r['ttft_over_objective_p99']:.2f}",
+        _ratio(r["ttft_over_objective_p99"]), _ratio(r.get("ttft_over_deadline_p99")),
         _pct(r["shed"]), _signed_pct(r["shed_beyond_excess"]), str(r["timeouts"]), _errors(r),
-        _num(r["refusal_p99_ms"], 1), _pct(r["answered_in_time"]), _retry(r), _predictor(r),
+        f"{_num(r.get('refusal_p95_ms'), 1)} / {_num(r['refusal_p99_ms'], 1)}",
+        _num(r.get("refusal_at_arrival_p95_ms"), 1), _after_wait(r),
+        _pct(r["answered_in_time"]), _retry(r), _predictor(r),
     ]  # fmt: skip
 
 

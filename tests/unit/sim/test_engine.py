@@ -186,3 +186,20 @@ def test_step_time_noise_keeps_the_mean_and_has_the_profiles_spread() -> None:
     assert sd / mean == pytest.approx(0.2, rel=0.1)
     assert noisy == step_durations(0.2, seed=1)[1:]  # seeded: the same run twice
     assert noisy != step_durations(0.2, seed=2)[1:]
+
+
+def test_reported_waiting_is_what_the_last_step_left_behind() -> None:
+    """vLLM's statistics are taken after a step's scheduling: a request that arrived since
+    is not yet waiting there; one the step could not admit is."""
+    engine = Engine(make_profile(max_num_seqs=2))
+    runner = VirtualRunner(engine)
+    runner.submit(req("a", tokens(0, 8), 10))
+    assert (engine.num_waiting, engine.reported_waiting) == (1, 0)  # arrived, not scheduled
+    runner.step()
+    for rid in ("b", "c"):
+        runner.submit(req(rid, tokens(100 if rid == "b" else 200, 8), 10))
+    assert (engine.num_waiting, engine.reported_waiting) == (2, 0)
+    runner.step()  # admits b; c finds no slot
+    assert (engine.num_running, engine.num_waiting, engine.reported_waiting) == (2, 1, 1)
+    engine.abort("c")
+    assert engine.reported_waiting == 0

@@ -11,6 +11,8 @@ from loadtests.loadgen.arrivals import OnOff
 from loadtests.loadgen.workload import load_workload
 from loadtests.slo import plans
 from loadtests.slo.azure import TraceRow
+from loadtests.slo.program import Program, add_ramp, ramp_targets, replica_targets, targets_of
+from loadtests.slo.report import Section
 
 WORKLOAD = Path(__file__).resolve().parents[3] / "loadtests/workloads/bursty_straggler.yaml"
 
@@ -73,3 +75,42 @@ def test_azure_replays_at_the_multiple_of_capacity(multiple: float, capacity: fl
     assert sc.name == "azure-conv"
     assert sc.offered_rps == pytest.approx(multiple * capacity)
     assert times[-1] == pytest.approx(4 / (multiple * capacity))  # 4 gaps at the new rate
+
+
+def _scenario(multiple: float | None) -> plans.Scenario:
+    return plans.Scenario("x", "l", multiple, (), 1.0)
+
+
+@pytest.mark.parametrize(
+    ("multiple", "refuser"), [(0.5, False), (1.0, False), (2.0, True), (None, True)]
+)
+def test_the_refuser_runs_where_refusals_are_expected(
+    multiple: float | None, refuser: bool
+) -> None:
+    targets = ["direct", "gateway", "refuse-all"]
+    assert ("refuse-all" in targets_of(_scenario(multiple), targets)) is refuser
+    assert targets_of(_scenario(multiple), targets)[:2] == ["direct", "gateway"]
+
+
+def test_ramp_and_replica_targets() -> None:
+    every = ["direct", "gateway", "gateway-overload", "litellm", "vllm-router", "nginx",
+             "refuse-all"]  # fmt: skip
+    assert ramp_targets(every) == ["direct", "gateway", "litellm", "vllm-router", "nginx"]
+    assert replica_targets(every) == ["direct", "gateway", "gateway-x2"]
+    assert replica_targets(["gateway"], cluster=True) == ["gateway", "gateway-x2",
+                                                          "gateway-x2-cluster"]  # fmt: skip
+
+
+def test_the_program_runs_the_replicas_row_after_the_loads() -> None:
+    program = Program()
+    section = Section("bursty", "Bursty")
+    program.loads.append((section, _scenario(3.0)))
+    add_ramp(program, "ramp8", "4:2,16:3", 0, "m")
+    program.replicas.append((Section("replicas", "Replicas"), _scenario(3.0)))
+    runs = program.runs(["direct", "gateway", "refuse-all"])
+    assert [(s.scenario, names) for s, _, names in runs] == [
+        ("bursty", ["direct", "gateway", "refuse-all"]),
+        ("replicas", ["direct", "gateway", "gateway-x2"])]  # fmt: skip
+    assert [s.kind for s in program.sections] == ["ramp"]
+    assert program.ramps[0][1].requests() == 5
+    assert program.seconds(["direct", "gateway"], 10.0) > 0

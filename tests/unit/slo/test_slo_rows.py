@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loadtests.loadgen.record import RequestRecord
-from loadtests.slo.objective import ttft_objective_s
+from loadtests.slo.objective import ttft_deadline_s, ttft_objective_s
 from loadtests.slo.prom import histogram_buckets, histogram_quantile
 from loadtests.slo.rows import advised_delay_s, excess_share, refusal_split, row_metrics
 
@@ -162,3 +162,30 @@ def test_refusals_at_arrival_apart_from_those_after_a_wait(
         assert split["refusal_at_arrival_p99_ms"] is None
     else:
         assert split["refusal_at_arrival_p99_ms"] == pytest.approx(at_arrival_p99_ms)
+
+
+def test_refusals_after_a_wait_judged_against_their_deadline() -> None:
+    refusals = [_refusal(0, 0.004, "0"), _refusal(1, 0.005, "0"), _refusal(2, 5.0, "4900"),
+                _refusal(3, 6.5, "6400")]  # fmt: skip
+    split = refusal_split(refusals, {0: 6.0, 1: 6.0, 2: 6.0, 3: 6.0})
+    assert split["refusals_after_wait"] == 2
+    assert split["refusals_after_wait_late"] == 1  # 6.5 s past its 6 s deadline
+    assert split["refusal_after_wait_worst"] == pytest.approx(6.5 / 6.0)
+    assert split["refusal_at_arrival_p95_ms"] == pytest.approx(4.95)
+    assert refusal_split(refusals)["refusals_after_wait_late"] is None  # no deadlines given
+
+
+def test_row_metrics_over_the_deadline_and_refusal_p95() -> None:
+    records = [_rec(0, ttft=0.5), _rec(9, ttft=6.0), _refusal(1, 0.01, "0"),
+               _refusal(2, 0.03, "0"), _refusal(3, 7.0, "6990")]  # fmt: skip
+    row = row_metrics(records, TOKENS, multiple=3.0, window_s=1.0)
+    assert row["ttft_over_deadline_p99"] == pytest.approx(row["ttft_over_objective_p99"] / 3)
+    assert row["ttft_over_objective_p99"] == pytest.approx(1.4875)  # 6 s of 4 s at p99
+    assert row["refusal_p95_ms"] == pytest.approx(6303.0)
+    assert row["refusals_after_wait_late"] == 1  # 7 s past 3 x 2 s
+    assert row["refusal_after_wait_worst"] == pytest.approx(7.0 / 6.0)
+
+
+@pytest.mark.parametrize(("tokens", "deadline"), [(0, 6.0), (2000, 6.0), (4000, 12.0)])
+def test_deadline_is_three_times_the_objective(tokens: int, deadline: float) -> None:
+    assert ttft_deadline_s(tokens) == pytest.approx(deadline)
