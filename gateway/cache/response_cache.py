@@ -8,8 +8,10 @@ Lookup, for a request the eligibility rules accept:
    ``max_false_hit_rate``, or cosine and guard for a policy that sets ``threshold``) accepts
    and whose answer fits the request's token limit, unless the entry's own evidence
    refuses it (``evidence.py``: a threshold raised by sampled verification, or exact-only).
-   The verifier's weights are read off the
-   loop at start; until then (or if they cannot be read) the semantic cache only misses.
+   With the cross-encoder (``cross_rule.py``) that first candidate is then read by it, off
+   the loop with a bounded wait, and is the only one tried. The verifier's weights are
+   read in the background from start (``rule_loading.py``); until then (or if they cannot
+   be read) the semantic cache only misses.
 The embedding computed here is kept with the miss and stored with the answer, so a request
 is embedded once. ``x-gateway-cache: bypass`` skips the cache both ways; ``refresh`` skips
 the lookup but stores the new answer over the old one. ``verify`` offers a semantic hit to
@@ -22,13 +24,13 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from gateway.cache.index.index_worker import IndexWorker
-from gateway.cache.judgement.verdict import HitRule, Question, hit_rule
-from gateway.cache.judgement.verifier import load_verifier
+from gateway.cache.judgement.rule_loading import SemanticRules, load_rules
+from gateway.cache.judgement.verdict import Question, hit_rule
 from gateway.cache.store.cache_keys import RequestKeys, request_keys
 from gateway.cache.store.capture import AnswerCapture
 from gateway.cache.store.eligibility import cacheable_request
@@ -39,6 +41,7 @@ from gateway.cache.verification.sampling import Ask, Verifications
 from gateway.embedding import BatcherClosed, EmbedderSlot, Vectors
 from gateway.metrics import GatewayMetrics
 from gateway.schema import Cache as CacheSettings
+from gateway.schema import SemanticCache
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +73,10 @@ class ResponseCache:
         new_id: Callable[[], int] = lambda: secrets.randbits(62),
         clock: Callable[[], float] = time.monotonic,
         draw: Callable[[], float] | None = None,
+        rules: Callable[[SemanticCache], Awaitable[SemanticRules | None]] = load_rules,
     ) -> None:
-        """``draw``: uniform numbers in [0, 1) that sample hits for verification."""
+        """``draw``: uniform numbers in [0, 1) that sample hits for verification; ``rules``
+        loads the hit rules at start."""
         self.settings = settings
         self.store = store
         self.embedder = embedder
@@ -81,7 +86,10 @@ class ResponseCache:
         self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
         semantic = settings.semantic
-        self._rule: HitRule | None = None if semantic.uses_verifier else hit_rule(semantic, None)
+        self._load_rules = rules
+        self._rules: SemanticRules | None = (
+            None if semantic.uses_verifier else SemanticRules(hit_rule(semantic, None))
+        )
         self.verifications = Verifications(
             semantic.verify, store, self._embed_text, metrics, draw=draw
         )
@@ -89,19 +97,25 @@ class ResponseCache:
     async def start(self) -> None:
         semantic = self.settings.semantic
         if semantic.enabled and semantic.uses_verifier:
-            try:
-                verifier = await asyncio.to_thread(load_verifier, semantic.verifier_path)
-            except (OSError, ValueError):
-                log.exception("the cache verifier did not load; the semantic cache stays off")
-            else:
-                self._rule = hit_rule(semantic, verifier)
+            # In the background: importing torch for the cross-encoder takes seconds, and
+            # the gateway serves meanwhile (semantic lookups miss until the rules are in).
+            self._spawn(self._load(semantic), name="cache-rules")
         await self.store.start(self.index)
+
+    async def _load(self, semantic: SemanticCache) -> None:
+        if self.embedder is not None:
+            # After the embedding model: both import transformers, whose lazy imports are
+            # not safe from two threads at once.
+            await self.embedder.ready()
+        self._rules = await self._load_rules(semantic)
 
     async def close(self) -> None:
         await self.verifications.close()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._rules is not None:  # after the loading task: it can set them no more
+            await self._rules.close()
         await self.store.close()
         self.index.close()
 
@@ -192,9 +206,10 @@ class ResponseCache:
             return None
 
     async def _semantic(self, keys: RequestKeys, vector: Vectors) -> Lookup | None:
-        rule = self._rule
-        if rule is None:
+        rules = self._rules
+        if rules is None:
             return None
+        rule = rules.rule
         assert keys.query is not None
         asked = Question(keys.query, vector)
         max_disagreements = self.settings.semantic.verify.max_disagreements
@@ -214,8 +229,14 @@ class ResponseCache:
             if reason is not None:
                 self._metrics.cache_guard_refusals.labels(reason).inc()
                 continue
-            if entry.fits(keys.max_tokens):
-                return Lookup("semantic", entry=entry, keys=keys, vector=vector, similarity=score)
+            if not entry.fits(keys.max_tokens):
+                continue
+            if rules.check is not None:  # the cross-encoder reads the best candidate only
+                reason = await rules.check.refusal(entry.query, keys.query)
+                if reason is not None:
+                    self._metrics.cache_guard_refusals.labels(reason).inc()
+                    return None
+            return Lookup("semantic", entry=entry, keys=keys, vector=vector, similarity=score)
         return None
 
     async def _put(self, keys: RequestKeys, vector: Vectors | None, answer: dict[str, Any]) -> None:
@@ -233,8 +254,8 @@ class ResponseCache:
         await self.store.put(entry)
         log.debug("cache: put entry %d", entry.id)
 
-    def _spawn(self, coro: Any) -> None:
-        task: asyncio.Task[None] = asyncio.create_task(coro, name="cache-put")
+    def _spawn(self, coro: Any, name: str = "cache-put") -> None:
+        task: asyncio.Task[None] = asyncio.create_task(coro, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -107,10 +107,11 @@ def _parser() -> argparse.ArgumentParser:
 
     curve = sub.add_parser(
         "cache-curve",
-        help="print the semantic-cache verifier's precision/recall curve and the threshold "
-        "each max_false_hit_rate gives",
+        help="print the semantic-cache verifiers' bound-recall curves, their P-CHR AUC and "
+        "the threshold each max_false_hit_rate gives",
     )
-    curve.add_argument("--verifier", help="weights file (default: the one shipped)")
+    curve.add_argument("--verifier", help="feature verifier weights (default: the one shipped)")
+    curve.add_argument("--cross-encoder", help="cross-encoder weights (default: the one shipped)")
     curve.add_argument("--points", type=int, default=20, help="rows of the curve to print")
     curve.set_defaults(func=_cache_curve)
     return parser
@@ -129,14 +130,21 @@ def _listen_options(command: argparse.ArgumentParser) -> None:
 
 def _cache_curve(args: argparse.Namespace) -> int:
     from gateway.cache.judgement.verifier import load_verifier
+    from gateway.commands.bound_report import cross_encoder_report
     from gateway.commands.cache_curve import curve_report
 
     try:
         verifier = load_verifier(args.verifier)
+        cross = cross_encoder_report(args.cross_encoder, args.points)
     except (OSError, ValueError) as exc:
         print(f"cache-curve: cannot read the verifier: {exc}", file=sys.stderr)
         return 1
-    print("\n".join(curve_report(verifier, args.points)))
+    features = [
+        "",
+        "Feature verifier (`verifier: features`):",
+        *curve_report(verifier, args.points),
+    ]
+    print("\n".join([*cross, *features]))
     return 0
 
 

@@ -3,22 +3,24 @@
 Lookup (embedding excluded): a ``ResponseCache`` on the memory store filled with ``n``
 entries in one scope (the worst case: every entry in the searched index; the index turns
 HNSW past 4,096 entries), vectors of random unit length 384-d (MiniLM's dimension: the
-hardest case for HNSW, no structure to follow) or, with ``--vectors FILE``, real
-all-MiniLM-L6-v2 embeddings of questions (the ``.npz`` the cache-quality commands keep in
+hardest case for HNSW, no structure to follow) or, with ``--vectors FILE``, real all-
+MiniLM-L6-v2 embeddings of questions (the ``.npz`` the cache-quality commands keep in
 ``.cache/cache-quality/``: its first ``n`` texts stored, the next ones asked; nothing is
 fitted or chosen on them); then ``--lookups`` lookups (random vectors: half near a stored
 vector, hits, and half random, misses), each given its vector by a stand-in embedder so only
 the cache itself is timed: exact-key hash and store read, the FAISS search, the store read
-of candidates and the hit rule: the default (guard and verifier) and the old one (cosine >=
-0.92 and guard), interleaved lookup by lookup. Stored questions and asked ones are drawn
-from eight FAQ questions, so the verifier reads real text. Sizes: ``--sizes`` (default
-10,000 and 100,000). Printed: wall and CPU time (of the calling thread) per lookup, the
-FAISS search alone, the load average, and the answer quality of the approximate index: the
-share of lookups whose nearest neighbour is the exact one (a flat search over the same
+of candidates and the hit rule: the default (guard, then the cross-encoder on the best
+candidate above its floor, off the loop with a bounded wait: its time includes one cross-
+encoder verification whenever a candidate passes the guard), the feature verifier, and the
+old one (cosine >= 0.92 and guard), interleaved lookup by lookup. Stored questions and asked
+ones are drawn from eight FAQ questions, so the verifiers read real text. Sizes: ``--sizes``
+(default 10,000 and 100,000). Printed: wall and CPU time (of the calling thread) per lookup,
+the FAISS search alone, the load average, and the answer quality of the approximate index:
+the share of lookups whose nearest neighbour is the exact one (a flat search over the same
 vectors), over the lookups near a stored vector and, for real vectors, over those whose
 exact nearest neighbour has a cosine of at least 0.6 (the verifier's floor).
 
-Verifier: the default hit rule's decision for one candidate (both questions' text views
+Feature verifier: its decision for one candidate (both questions' text views
 made afresh each time, as for a lookup's first candidate), on every ordered pair
 of the FAQ questions with a vector at cosine 0.95, ``--lookups`` times; p50/p99 of the wall
 time and of the thread's CPU time (on shared cores the wall time's tail is other processes'
@@ -45,6 +47,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from gateway.cache.judgement.rule_loading import SemanticRules
 from gateway.cache.judgement.verdict import Question, hit_rule, views_table
 from gateway.cache.judgement.verifier import load_verifier
 from gateway.cache.response_cache import ResponseCache
@@ -160,10 +163,15 @@ async def bench_lookup(n: int, lookups: int, real: Vectors | None) -> None:
         found = index.search(scope, query, 4)
         search.append((time.perf_counter() - t) * 1000)
         nearest.append(found[0][0] if found else -1)
-    # The same lookups under the default rule (guard, verifier) and the old one (cosine and
-    # guard), interleaved so both see the same load; the second finds the search's memory
-    # warm in the CPU's caches, so the difference overstates the verifier's cost.
-    rules = {"verifier": cache._rule, "old rule": hit_rule(SemanticCache(threshold=0.92), None)}
+    # The same lookups under the default rule (guard, cross-encoder on the best candidate),
+    # the feature verifier and the old one (cosine and guard), interleaved so all see the
+    # same load; the later ones find the search's memory warm in the CPU's caches.
+    features = hit_rule(SemanticCache(verifier="features"), load_verifier())
+    rules = {
+        "default (cross-encoder)": cache._rules,
+        "feature verifier": SemanticRules(features),
+        "old rule": SemanticRules(hit_rule(SemanticCache(threshold=0.92), None)),
+    }
     times: dict[str, list[float]] = {name: [] for name in rules}
     cpu: dict[str, list[float]] = {name: [] for name in rules}
     hits = dict.fromkeys(rules, 0)
@@ -172,7 +180,7 @@ async def bench_lookup(n: int, lookups: int, real: Vectors | None) -> None:
         question = QUESTIONS[int(rng.integers(len(QUESTIONS)))]
         body = {"messages": [{"role": "user", "content": question}], "temperature": 0}
         for name, rule in rules.items():
-            cache._rule = rule
+            cache._rules = rule
             t, c = time.perf_counter(), time.thread_time()
             result = await cache.lookup_with("chat", "fast", body, {}, fake.next)
             times[name].append((time.perf_counter() - t) * 1000)
@@ -191,11 +199,12 @@ async def bench_lookup(n: int, lookups: int, real: Vectors | None) -> None:
         f"p99 {percentile(search, 99):.3f} ms; nearest neighbour as exact search: "
         f"{_recall(stored, asked, nearest, counted)}; load average {load}"
     )
+    cache._rules = rules["default (cross-encoder)"]
     await cache.close()
 
 
 def bench_verifier(lookups: int) -> None:
-    rule = hit_rule(SemanticCache(), load_verifier())
+    rule = hit_rule(SemanticCache(verifier="features"), load_verifier())
     rng = np.random.default_rng(0)
     pairs = [(a, b) for a in QUESTIONS for b in QUESTIONS]
     times: list[float] = []

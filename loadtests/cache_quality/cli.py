@@ -3,19 +3,24 @@
 ``python -m loadtests.cache_quality [--datasets ../shared/datasets]``
 
 Each pair: the first question is cached, the second asked; a hit is what the cache's own
-hit rule decides (``gateway/cache/judgement/verdict.py``) for the two texts and their real
-all-MiniLM-L6-v2 embeddings. Sets:
+hit rule decides for the two texts and their real all-MiniLM-L6-v2 embeddings
+(``kit/rule_scores.py``). Sets:
 - QQP test split (index % 5 == 0; never fitted or tuned on): the natural label mix (all
   16,171 pairs, 38% duplicates) and a balanced sample (every duplicate and as many
   non-duplicates drawn with ``--seed``);
 - GPTCache's paraphrase pairs (``qqp/paraphrase_mock.json``, 999 positives: recall only);
-- the near-miss evaluation set written for issue 21 (``kit/near_miss_eval.jsonl``:
-  code, SQL, conversion direction, lower-case entities, antonyms, dosage, audience, with
-  paraphrases of the same questions), which nothing is fitted on.
-Rules: cosine alone at the old default 0.92; cosine and guard at 0.92 (the old shipped
-default); the verifier at the default ``max_false_hit_rate`` (0.1), and at the rates of
-``--rates``. Precision is the share of hits whose pair is a duplicate; recall the share of
-duplicates that hit. Prints a table (markdown) and the near-miss set's false hits.
+- the near-miss set written for issue 21 (``kit/near_miss_eval.jsonl``, less the
+  pairs that share a text with the cross-encoder's written training pairs) and the
+  fresh one written for issue 35 (``kit/fresh_eval.jsonl``: lower-case entities
+  and places, versions and numbers, direction and conversion, ascending/descending, drug
+  and audience, SQL and code operators, with paraphrases of the same questions); nothing is
+  fitted on either.
+Rules side by side: cosine only (>= 0.92, the old default threshold, no guard); the feature
+verifier (today's) and the cross-encoder at the bounds of ``--rates`` (the default
+``max_false_hit_rate`` marked), both with the guard. Precision is the share of hits whose
+pair is a duplicate, recall the share of duplicates that hit, false-hit rate 1 - precision.
+Then each family's P-CHR AUC on the QQP natural mix, the fresh set's false hits and missed
+paraphrases at the default, and the anchors' published figures with their setups.
 """
 
 from __future__ import annotations
@@ -25,17 +30,21 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from gateway.cache.judgement.verdict import HitRule, Question, hit_rule
-from gateway.cache.judgement.verifier import Verifier, load_verifier
-from gateway.embedding import SentenceEncoder, Vectors
+from gateway.cache.judgement.cross_encoder import CrossEncoder, CrossEncoderFile, shipped_path
+from gateway.cache.judgement.cross_rule import floor_of, threshold_of
+from gateway.cache.judgement.verdict import hit_rule
+from gateway.cache.judgement.verifier import load_verifier
+from gateway.embedding import SentenceEncoder
 from gateway.schema import SemanticCache
+from loadtests.cache_quality.anchors import anchors_table
 from loadtests.kit.cache_pairs import (
+    CROSS_TRAIN,
     DEFAULT_DATASETS,
+    FRESH_EVAL,
     NEAR_MISS_EVAL,
     DataMissing,
     Pair,
@@ -43,36 +52,22 @@ from loadtests.kit.cache_pairs import (
     load_qqp,
     load_written,
     texts_of,
+    unseen,
 )
 from loadtests.kit.embedding_store import DEFAULT_DIR, EmbeddingStore
+from loadtests.kit.rule_scores import (
+    Floats,
+    Score,
+    auc_of,
+    cosines,
+    cross_scores,
+    feature_scores,
+    hits_at,
+)
 
 OLD_THRESHOLD = 0.92
-
-
-@dataclass(frozen=True)
-class Score:
-    precision: float | None  # None: no negatives in the set, or no hit
-    recall: float
-    hits: int
-    false_hits: int
-
-
-def decide(rule: HitRule, pairs: Sequence[Pair], vectors_of: dict[str, Vectors]) -> list[bool]:
-    out = []
-    for p in pairs:
-        va, vb = vectors_of[p.a], vectors_of[p.b]
-        cosine = float(np.dot(va, vb))
-        out.append(rule.refusal(Question(p.b, vb), p.a, va, cosine) is None)
-    return out
-
-
-def score(pairs: Sequence[Pair], hits: Sequence[bool]) -> Score:
-    true = sum(1 for p, h in zip(pairs, hits, strict=True) if h and p.label)
-    total = sum(hits)
-    positives = sum(p.label for p in pairs)
-    has_negatives = any(not p.label for p in pairs)
-    precision = true / total if total and has_negatives else None
-    return Score(precision, true / max(1, positives), total, total - true)
+NATURAL, BALANCED, PARAPHRASES = "QQP test, natural", "QQP test, balanced", "GPTCache paraphrases"
+OLD_SET, FRESH = "near-miss set (issue 21)", "fresh near-miss set (issue 35)"
 
 
 def balanced(pairs: Sequence[Pair], seed: int) -> list[Pair]:
@@ -81,22 +76,6 @@ def balanced(pairs: Sequence[Pair], seed: int) -> list[Pair]:
     rng = np.random.default_rng(seed)
     drawn = rng.choice(len(negatives), size=min(len(positives), len(negatives)), replace=False)
     return positives + [negatives[i] for i in sorted(drawn)]
-
-
-def rules(verifier: Verifier, rates: Sequence[float]) -> dict[str, HitRule]:
-    default = SemanticCache().max_false_hit_rate
-    out = {
-        f"cosine >= {OLD_THRESHOLD}": hit_rule(
-            SemanticCache(threshold=OLD_THRESHOLD, guard=False), None
-        ),
-        f"cosine >= {OLD_THRESHOLD} + guard (old default)": hit_rule(
-            SemanticCache(threshold=OLD_THRESHOLD), None
-        ),
-    }
-    for rate in sorted({default, *rates}):
-        name = f"verifier, max_false_hit_rate {rate}" + (" (default)" if rate == default else "")
-        out[name] = hit_rule(SemanticCache(max_false_hit_rate=rate), verifier)
-    return out
 
 
 def _cell(s: Score, *, with_precision: bool = True) -> str:
@@ -117,42 +96,75 @@ def main(argv: list[str] | None = None) -> int:
     except DataMissing as exc:
         print(f"cache_quality: {exc}", file=sys.stderr)
         return 2
+    cross_path = args.cross_encoder or shipped_path()
+    if cross_path is None:
+        print(
+            "cache_quality: no cross-encoder weights; build them with "
+            "`python -m loadtests.fit.cross_encoder`",
+            file=sys.stderr,
+        )
+        return 2
     sets = {
-        "QQP test, natural mix": natural,
-        "QQP test, balanced": balanced(natural, args.seed),
-        "GPTCache paraphrases": paraphrases,
-        "near-miss set": load_written(NEAR_MISS_EVAL),
+        NATURAL: natural,
+        BALANCED: balanced(natural, args.seed),
+        PARAPHRASES: paraphrases,
+        # Less the few pairs sharing a text with the cross-encoder's training pairs.
+        OLD_SET: unseen(load_written(NEAR_MISS_EVAL), load_written(CROSS_TRAIN)),
+        FRESH: load_written(FRESH_EVAL),
     }
+    import torch
+
+    torch.set_num_threads(args.threads)
     store = EmbeddingStore(SentenceEncoder(threads=args.threads), args.embeddings)
     texts = texts_of([p for pairs in sets.values() for p in pairs])
     vectors_of = dict(zip(texts, store.vectors(texts), strict=True))
     verifier = load_verifier(args.verifier)
-    print(_header(sets))
-    near_miss = sets["near-miss set"]
-    for name, rule in rules(verifier, args.rates).items():
+    weights = CrossEncoderFile.read(Path(cross_path))
+    model = CrossEncoder(weights)
+    floor = floor_of(weights)
+    scores: dict[str, dict[str, Floats]] = {"cosine": {}, "features": {}, "cross": {}}
+    memo: dict[tuple[str, str], float] = {}
+    for name, pairs in sets.items():
+        scores["cosine"][name] = cosines(pairs, vectors_of)
+        scores["features"][name] = feature_scores(verifier, pairs, vectors_of)
+        scores["cross"][name] = cross_scores(model, floor, pairs, vectors_of, memo=memo)
+    default = SemanticCache().max_false_hit_rate
+    rules: list[tuple[str, str, float]] = [(f"cosine >= {OLD_THRESHOLD}", "cosine", OLD_THRESHOLD)]
+    for rate in sorted({default, *args.rates}):
+        mark = " (default)" if rate == default else ""
+        settings = SemanticCache(max_false_hit_rate=rate)
+        feature_t = hit_rule(settings, verifier).threshold
+        rules.append((f"feature verifier, bound {rate}{mark}", "features", feature_t))
+        rules.append(
+            (f"cross-encoder, bound {rate}{mark}", "cross", threshold_of(settings, weights))
+        )
+    names = [f"{n} ({len(p)}; {sum(x.label for x in p)} dup.)" for n, p in sets.items()]
+    print("| rule | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    for label, family, threshold in rules:
         cells = []
-        for set_name, pairs in sets.items():
-            result = score(pairs, decide(rule, pairs, vectors_of))
-            cells.append(_cell(result, with_precision=set_name != "GPTCache paraphrases"))
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    _false_hits(rules(verifier, [])[_default_name()], near_miss, vectors_of)
+        for name, pairs in sets.items():
+            result = hits_at(pairs, scores[family][name], threshold)
+            cells.append(_cell(result, with_precision=name != PARAPHRASES))
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print(f"\nP-CHR AUC, {NATURAL} (precision over hit ratio up to a perfect cache's, normalised):")
+    for family, title in (
+        ("cosine", "cosine only"),
+        ("features", "feature verifier + guard"),
+        ("cross", "cross-encoder + guard"),
+    ):
+        print(f"  {title}: {auc_of(natural, scores[family][NATURAL]):.3f}")
+    for name in (FRESH, OLD_SET):
+        _misses(name, sets[name], scores["cross"][name], threshold_of(SemanticCache(), weights))
+    print("\nAnchors (published; not measured here):")
+    print("\n".join(anchors_table()))
     return 0
 
 
-def _header(sets: dict[str, list[Pair]]) -> str:
-    names = [f"{name} ({len(p)}; {sum(x.label for x in p)} dup.)" for name, p in sets.items()]
-    return "| rule | " + " | ".join(names) + " |\n|---|" + "---|" * len(names)
-
-
-def _default_name() -> str:
-    return f"verifier, max_false_hit_rate {SemanticCache().max_false_hit_rate} (default)"
-
-
-def _false_hits(rule: HitRule, pairs: Sequence[Pair], vectors_of: dict[str, Vectors]) -> None:
-    print("\nnear-miss set, verifier at the default: false hits and missed paraphrases by kind")
-    hits = decide(rule, pairs, vectors_of)
+def _misses(name: str, pairs: Sequence[Pair], scores: Floats, threshold: float) -> None:
+    print(f"\n{name}, cross-encoder at the default bound: false hits and missed paraphrases")
+    hit = (scores >= threshold) & (scores > 0)
     for kind in sorted({p.kind for p in pairs}):
-        rows = [(p, h) for p, h in zip(pairs, hits, strict=True) if p.kind == kind]
+        rows = [(p, bool(h)) for p, h in zip(pairs, hit, strict=True) if p.kind == kind]
         false = [p for p, h in rows if h and not p.label]
         missed = sum(1 for p, h in rows if p.label and not h)
         positives = sum(p.label for p, _ in rows)
@@ -166,9 +178,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m loadtests.cache_quality", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
-    parser.add_argument("--verifier", type=Path, default=None, help="weights (default: shipped)")
-    parser.add_argument("--rates", type=float, nargs="*", default=[0.05, 0.15, 0.2])
+    parser.add_argument("--verifier", type=Path, default=None, help="feature verifier weights")
+    parser.add_argument("--cross-encoder", type=Path, default=None, help="cross-encoder weights")
+    parser.add_argument("--rates", type=float, nargs="*", default=[0.01, 0.05, 0.1, 0.2])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--embeddings", type=Path, default=DEFAULT_DIR / "all-MiniLM-L6-v2.npz")
-    parser.add_argument("--threads", type=int, default=2, help="torch threads for embedding")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
     return parser

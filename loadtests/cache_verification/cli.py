@@ -1,6 +1,7 @@
 """Benchmark: what sampled verification of semantic hits buys, and what it costs.
 
-``python -m loadtests.cache_verification [--datasets ../shared/datasets] [--samples 0 0.1 0.3]``
+``python -m loadtests.cache_verification [--datasets ../shared/datasets] [--samples 0 0.1 0.3]
+[--rules cross old features-0.1]``
 
 A replay of a question stream against the semantic cache's hit rule, with per-entry evidence
 (``gateway/cache/store/evidence.py``) and the backend simulated by the pair's label. Data: the QQP
@@ -14,8 +15,12 @@ The stream: ``--asks`` asks drawn from the pairs with Zipf popularity (exponent 
 popular questions come back, as in a FAQ workload), seeded. An ask of ``b``:
 - an exact hit when ``b``'s own answer was stored by an earlier miss (always right; not
   counted in precision or recall);
-- a semantic hit when the cache's default hit rule (the verifier at the default
-  ``max_false_hit_rate``, guard on) accepts the pair and ``a``'s evidence does not refuse it;
+- a semantic hit when the hit rule accepts the pair and ``a``'s evidence does not refuse it;
+  rules (``--rules``): ``cross``, the default (the cross-encoder at the default
+  ``max_false_hit_rate``, guard on; ``cross-<rate>`` at that bound); ``old``, a static
+  threshold (cosine >= 0.92, then the guard: the rule shipped before the verifiers);
+  ``features-<rate>``, the feature verifier at that bound (``features-0.1`` was the
+  shipped default before issue 35);
   right when the pair is a duplicate. A served hit is drawn for verification with
   probability ``sample``: one extra backend call, whose answer agrees when the pair is a
   duplicate, and ``a``'s evidence is updated (a disagreement raises ``a``'s least cosine
@@ -42,12 +47,13 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.cache.judgement.verdict import hit_rule
+from gateway.cache.judgement.cross_encoder import CrossEncoder, CrossEncoderFile, shipped_path
+from gateway.cache.judgement.cross_rule import floor_of, threshold_of
+from gateway.cache.judgement.verdict import HitRule, hit_rule
 from gateway.cache.judgement.verifier import load_verifier
 from gateway.cache.store.evidence import NONE, Evidence
 from gateway.embedding import SentenceEncoder
 from gateway.schema import CacheVerify, SemanticCache
-from loadtests.cache_quality.cli import decide
 from loadtests.kit.cache_pairs import (
     DEFAULT_DATASETS,
     NEAR_MISS_EVAL,
@@ -58,6 +64,7 @@ from loadtests.kit.cache_pairs import (
     texts_of,
 )
 from loadtests.kit.embedding_store import DEFAULT_DIR, EmbeddingStore
+from loadtests.kit.rule_scores import cross_scores, passes
 
 
 @dataclass
@@ -156,12 +163,43 @@ def _row(name: str, sample: float, label: str, w: Window) -> str:
     )
 
 
+def rule_hits_of(
+    rule: str, pairs: list[Pair], vectors: dict[str, np.ndarray], args: argparse.Namespace
+) -> list[bool]:
+    """Whether ``rule`` serves each pair (its cached question against the asked one)."""
+    if rule == "old":
+        return passes(HitRule(guard=True, floor=0.92), pairs, vectors)
+    if rule.startswith("features-"):
+        settings = SemanticCache(max_false_hit_rate=float(rule.removeprefix("features-")))
+        return passes(hit_rule(settings, load_verifier(args.verifier)), pairs, vectors)
+    if rule != "cross" and not rule.startswith("cross-"):
+        raise ValueError(f"unknown rule {rule!r}")
+    rate = float(rule.removeprefix("cross-")) if rule != "cross" else None
+    path = args.cross_encoder or shipped_path()
+    if path is None:
+        raise ValueError("no cross-encoder weights (python -m loadtests.fit.cross_encoder)")
+    weights = CrossEncoderFile.read(Path(path))
+    scores = cross_scores(CrossEncoder(weights), floor_of(weights), pairs, vectors)
+    settings = SemanticCache() if rate is None else SemanticCache(max_false_hit_rate=rate)
+    threshold = threshold_of(settings, weights)
+    return [bool(s > 0 and s >= threshold) for s in scores]
+
+
 def run_set(
     name: str, pairs: list[Pair], vectors: dict[str, np.ndarray], args: argparse.Namespace
 ) -> None:
-    """Each sampling share over the same streams (one per seed; counts summed)."""
-    rule = hit_rule(SemanticCache(), load_verifier(args.verifier))
-    rule_hits = decide(rule, pairs, vectors)
+    """Each rule and sampling share over the same streams (one per seed; counts summed)."""
+    for rule in args.rules:
+        run_rule(f"{name}, {rule}", rule_hits_of(rule, pairs, vectors, args), pairs, vectors, args)
+
+
+def run_rule(
+    name: str,
+    rule_hits: list[bool],
+    pairs: list[Pair],
+    vectors: dict[str, np.ndarray],
+    args: argparse.Namespace,
+) -> None:
     cosines = [float(np.dot(vectors[p.a], vectors[p.b])) for p in pairs]
     asks = args.asks_per_pair * len(pairs)
     streams = []
@@ -202,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.seed + args.seeds - 1} (counts summed over them); backend calls: misses + "
         "verifications (verifications in brackets)\n"
     )
-    print("| set | sample | window | semantic hits | precision | recall | wrong answers "
+    print("| set, rule | sample | window | semantic hits | precision | recall | wrong answers "
           "| backend calls |\n|---|---|---|---|---|---|---|---|")  # fmt: skip
     for name, pairs in sets.items():
         run_set(name, pairs, vectors, args)
@@ -214,7 +252,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m loadtests.cache_verification", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
-    parser.add_argument("--verifier", type=Path, default=None, help="weights (default: shipped)")
+    parser.add_argument("--verifier", type=Path, default=None, help="feature verifier weights")
+    parser.add_argument("--cross-encoder", type=Path, default=None, help="its weights")
+    parser.add_argument("--rules", nargs="+", default=["cross", "old", "features-0.1"])
     parser.add_argument("--samples", type=float, nargs="+", default=[0.0, 0.1, 0.3])
     parser.add_argument("--asks-per-pair", type=int, default=4)
     parser.add_argument("--zipf", type=float, default=1.0)

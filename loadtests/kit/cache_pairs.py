@@ -23,6 +23,9 @@ from typing import Any, Literal
 HERE = Path(__file__).parent
 NEAR_MISS_TRAIN = HERE / "near_miss_train.jsonl"
 NEAR_MISS_EVAL = HERE / "near_miss_eval.jsonl"
+# Written for issue 35: more training pairs for the cross-encoder, and a fresh evaluation set.
+CROSS_TRAIN = HERE / "cross_train.jsonl"
+FRESH_EVAL = HERE / "fresh_eval.jsonl"
 # ../shared/datasets seen from the repository root.
 DEFAULT_DATASETS = HERE.parent.parent.parent / "shared" / "datasets"
 
@@ -108,3 +111,9 @@ def sample(pairs: Sequence[Pair], n: int | None, seed: int = 0) -> list[Pair]:
     if n is None or n >= len(pairs):
         return list(pairs)
     return random.Random(seed).sample(list(pairs), n)
+
+
+def unseen(pairs: Sequence[Pair], fitted: Sequence[Pair]) -> list[Pair]:
+    """``pairs`` less those sharing a text (case-blind) with the ``fitted`` pairs."""
+    seen = {t.lower() for p in fitted for t in (p.a, p.b)}
+    return [p for p in pairs if p.a.lower() not in seen and p.b.lower() not in seen]

@@ -20,7 +20,8 @@ from tests.support.policies import single_pool
 CACHE = """
 cache:
   enabled: true
-  semantic: {embed_timeout_s: 60}
+  # A bound at which paraphrases are served (at the default, 0.02, none is).
+  semantic: {embed_timeout_s: 60, verifier: features, max_false_hit_rate: 0.1}
 """
 
 
@@ -229,3 +230,24 @@ def test_an_answer_from_a_degraded_pool_is_not_stored() -> None:
             "small",
         )
         assert answer.headers["x-gateway-cache"] == "miss"
+
+
+def test_the_default_rules_load_the_cross_encoder_and_keep_the_bound(stop_upstream: str) -> None:
+    # cache on, every semantic setting at its default: the cross-encoder loads in the
+    # background; at the 0.02 bound no threshold passes, so a paraphrase misses.
+    extra = "cache:\n  enabled: true\n  semantic: {embed_timeout_s: 60}\n"
+    app = build_app(load_policy_text(single_pool(stop_upstream, extra=extra, inflight=1)))
+    gateway: Gateway = app.state.gateway
+    with serve_app(app) as served:
+        assert served.call(gateway.caches.ready, timeout=120)
+        client = openai.OpenAI(base_url=served.url + "/v1", api_key="k", max_retries=0)
+        assert _ask(client, "How do I reset my password?")[0] == "miss"
+        served.call(gateway.caches.ready, timeout=60)
+        cache = gateway.caches.cache
+        assert cache is not None
+        served.call(cache.settle, timeout=120)  # the rules are in
+        rules = cache._rules
+        assert rules is not None
+        assert rules.check is not None
+        assert _ask(client, "How can I reset my password?")[0] == "miss"
+        assert _ask(client, "How do I reset my password?")[0] == "exact"

@@ -85,7 +85,8 @@ def test_two_replicas_share_answers_and_survive_redis_restarts(
     # default (0.2 s) is too short for a busy machine, where the hit would become a miss.
     extra = (
         f"cache:\n  enabled: true\n  store: redis\n  redis: {{url: '{redis.url}'}}\n"
-        "  semantic: {embed_timeout_s: 60}\n"
+        # a bound at which paraphrases are served (at the default, 0.02, none is)
+        "  semantic: {embed_timeout_s: 60, verifier: features, max_false_hit_rate: 0.1}\n"
     )
     policy = tmp_path / "policy.yaml"
     policy.write_text(single_pool(upstream, extra=extra))

@@ -45,7 +45,11 @@ def _gateway(
 ) -> Iterator[tuple[Served, Gateway, openai.OpenAI]]:
     monkeypatch.setenv(UPSTREAM_ENV, BACKEND_KEY)
     # embed_timeout_s: the model is a real process's work on a busy machine.
-    semantic = f"{{embed_timeout_s: 60, verify: {{sample: {sample}}}}}"
+    # A bound at which paraphrases are served (at the default, 0.02, none is).
+    semantic = (
+        "{embed_timeout_s: 60, verifier: features, max_false_hit_rate: 0.1, "
+        f"verify: {{sample: {sample}}}}}"
+    )
     extra = f"cache:\n  enabled: true\n  semantic: {semantic}\n"
     policy = single_pool("URL", extra=extra, inflight=inflight).replace(
         f"    max_inflight: {inflight}",

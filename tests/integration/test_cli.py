@@ -144,6 +144,8 @@ def test_cache_curve_prints_the_shipped_curve(capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     assert "QQP train-split pairs held out" in out
     assert "(default)" in out
+    assert "Cross-encoder" in out
+    assert "P-CHR AUC" in out
     assert out.count("\n  0.") >= 5  # curve rows: threshold, precision, recall
 
 
@@ -154,4 +156,6 @@ def test_cache_curve_refuses_an_unreadable_file(
     (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04 cut short")
     for name in ("v.npz", "cut.npz", "missing.npz"):
         assert main(["cache-curve", "--verifier", str(tmp_path / name)]) == 1
+        assert "cannot read the verifier" in capsys.readouterr().err
+        assert main(["cache-curve", "--cross-encoder", str(tmp_path / name)]) == 1
         assert "cannot read the verifier" in capsys.readouterr().err

@@ -1,1 +1,2 @@
-"""Fit the semantic-cache verifier (``gateway/cache/verifier.npz``) on the QQP train split."""
+"""Fit the semantic cache's feature verifier (``gateway/cache/judgement/verifier.npz``) on the
+QQP train split."""

@@ -164,7 +164,9 @@ async def _verified_cache(verifier_path: str, metrics: GatewayMetrics) -> Respon
     slot = EmbedderSlot(EmbedderSettings(), loader=lambda _: WordEncoder())
     slot.start()
     assert await slot.ready()
-    settings = Cache(enabled=True, semantic=SemanticCache(verifier_path=verifier_path))
+    settings = Cache(
+        enabled=True, semantic=SemanticCache(verifier="features", verifier_path=verifier_path)
+    )
     store = MemoryStore(ttl_s=60, max_entries=100, clock=lambda: 0.0)
     cache = ResponseCache(settings, store, slot, metrics)
     await cache.start()

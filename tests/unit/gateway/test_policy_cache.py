@@ -23,16 +23,17 @@ def _semantic(yaml: str) -> SemanticCache:
 @pytest.mark.parametrize(
     ("yaml", "verifier", "rate", "threshold"),
     [
-        ("", True, 0.1, None),
+        ("", True, 0.02, None),
         ("max_false_hit_rate: 0.05", True, 0.05, None),
-        ("threshold: 0.9", False, 0.1, 0.9),  # the old rule: cosine and guard
-        ("threshold: 0.9, guard: false", False, 0.1, 0.9),
+        ("threshold: 0.9", False, 0.02, 0.9),  # the old rule: cosine and guard
+        ("threshold: 0.9, guard: false", False, 0.02, 0.9),
     ],
 )
 def test_which_rule_decides(
     yaml: str, verifier: bool, rate: float, threshold: float | None
 ) -> None:
     settings = _semantic(yaml)
+    assert settings.verifier == "cross_encoder"
     assert settings.uses_verifier is verifier
     assert settings.max_false_hit_rate == rate
     assert settings.threshold == threshold

@@ -1,0 +1,1 @@
+"""Benchmark: what one cross-encoder verification of a semantic hit costs on this machine."""
