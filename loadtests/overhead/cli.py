@@ -16,10 +16,11 @@ after: the figures are ratios measured side by side, the absolute ones move with
 
 Parameters: ``--levels``, ``--rounds`` and ``--round-s`` (per target and level),
 ``--cpu-rounds``, ``--cpu-waves`` (requests per stream and round), ``--capacity-c``,
-``--port`` (the fake's; targets take the next ones), ``--redis-url`` (cluster admission
-through that Redis: a lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``,
-``--profile FILE`` (py-spy's view of the gateway during the CPU rounds), ``--baseline DIR``
-(another checkout's gateway beside this one: an A/B in one run).
+``--port`` (the fake's; targets take the next ones), ``--gateway-workers`` (the gateway's
+``serve --workers``; default 1), ``--redis-url`` (cluster admission through that Redis: a
+lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``, ``--profile FILE``
+(py-spy's view of the gateway during the CPU rounds), ``--baseline DIR`` (another checkout's
+gateway beside this one: an A/B in one run).
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
                    "beside this one as target 'baseline' (A/B)")  # fmt: skip
     p.add_argument("--profile", type=Path, help="py-spy profile of the gateway's CPU rounds: "
                    ".svg flame graph, .json speedscope, .txt collapsed stacks")  # fmt: skip
+    p.add_argument(
+        "--gateway-workers",
+        type=int,
+        default=1,
+        help="the gateway's serve --workers (default 1: one process)",
+    )
     p.add_argument("--redis-url", help="cluster admission through this Redis")
     return p
 
@@ -143,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         names = ["direct", "gateway", *peers]
         with targets_up(names, args.port, policy, Path(tmp), binaries, failures,
-                        args.baseline) as targets:  # fmt: skip
+                        args.baseline, args.gateway_workers) as targets:  # fmt: skip
             if "cpu" not in skip:
                 payload = stream_payload(args.cpu_tokens, args.cpu_itl_ms)
                 results["cpu"] = cpu_rows(targets, args.cpu_rounds, args.cpu_streams,

@@ -60,13 +60,15 @@ def targets_up(
     binaries: Binaries,
     failures: dict[str, str],
     baseline: Path | None = None,
+    gateway_workers: int = 1,
 ) -> Iterator[list[Target]]:
     """The fake upstream (20 ms to the first token, 20 tokens 5 ms apart unless a request
     says otherwise) and every target in front of it; a target that fails to start is left
     out and named in ``failures``. ``baseline``: another checkout of the gateway, run beside
-    this one as target ``baseline`` (an A/B of two versions in one run)."""
+    this one as target ``baseline`` (an A/B of two versions in one run); ``gateway_workers``:
+    the gateway's ``serve --workers`` (the baseline's too)."""
     fake_url = f"http://127.0.0.1:{base_port}"
-    front = Front((Upstream(fake_url, "fake-model"),), "bench", "openai", policy)
+    front = Front((Upstream(fake_url, "fake-model"),), "bench", "openai", policy, gateway_workers)
     setup = Setup(gateway_note="full request path, one backend")
     with ExitStack() as stack:
         stack.enter_context(
