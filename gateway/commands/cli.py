@@ -262,6 +262,9 @@ def _demo(args: argparse.Namespace) -> int:
         except demo.FleetError as exc:
             print(f"demo: {exc}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # Ctrl-C, re-raised by uvicorn once it has shut down
+            print("demo stopped", flush=True)
+            return 130
 
 
 def serve_policy(
