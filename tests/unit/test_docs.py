@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gateway.commands.policy_reference import render, rows, undocumented
+from tests.unit.test_layout import LAYERS, STAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "operating" / "policy-reference.md"
@@ -91,3 +92,13 @@ def test_an_undescribed_field_is_reported() -> None:
 def test_the_readme_is_a_front_door() -> None:
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 250, f"README.md has {len(lines)} lines; details belong in docs/"
+
+
+def test_the_request_path_page_names_every_stage_and_package() -> None:
+    page = (ROOT / "docs" / "concepts" / "request-path.md").read_text(encoding="utf-8")
+    for stage in STAGES:
+        assert f"`path/{stage}.py`" in page, f"stage {stage} missing from the request path page"
+    for layer in LAYERS:
+        for name in layer:
+            if name != "gateway":
+                assert f"`{name}/`" in page or f"`{name}.py`" in page, f"{name} not on the page"
