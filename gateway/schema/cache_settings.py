@@ -11,7 +11,7 @@ from gateway.schema.strict import PositiveSeconds, _Strict
 # At most one wrong answer in fifty semantic hits (vCache's default bound, arXiv 2502.03771):
 # the verifier's threshold is chosen so that the rate holds on held-out QQP train pairs with
 # 95% confidence (`gateway/cache/judgement/false_hit_bound.py`); measured on the QQP test
-# split in the README.
+# split in docs/benchmarks/cache.md.
 DEFAULT_MAX_FALSE_HIT_RATE = 0.02
 
 
