@@ -5,6 +5,7 @@ policy field has a description, and the README stays a front door."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,15 @@ def test_the_request_path_page_names_every_stage_and_package() -> None:
         for name in layer:
             if name != "gateway":
                 assert f"`{name}/`" in page or f"`{name}.py`" in page, f"{name} not on the page"
+
+
+def test_the_api_page_names_every_gateway_header() -> None:
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    in_code = {
+        name.rstrip("-")
+        for path in (ROOT / "gateway").rglob("*.py")
+        for name in re.findall(r"x-gateway-[a-z-]+", path.read_text(encoding="utf-8"))
+    }
+    assert in_code, "no x-gateway-* header found in the code"
+    missing = sorted(name for name in in_code if f"`{name}" not in page)
+    assert missing == [], f"headers the API page does not name: {missing}"
