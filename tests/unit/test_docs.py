@@ -115,3 +115,11 @@ def test_the_api_page_names_every_gateway_header() -> None:
     assert in_code, "no x-gateway-* header found in the code"
     missing = sorted(name for name in in_code if f"`{name}" not in page)
     assert missing == [], f"headers the API page does not name: {missing}"
+
+
+def test_the_alerts_page_names_every_alert_rule() -> None:
+    page = (ROOT / "docs" / "operating" / "alerts.md").read_text(encoding="utf-8")
+    rules = (ROOT / "deploy" / "prometheus" / "alerts.yml").read_text(encoding="utf-8")
+    names = re.findall(r"alert:\s*(\w+)", rules)
+    assert names, "no alert rule found"
+    assert [name for name in names if f"`{name}`" not in page] == []
