@@ -71,9 +71,10 @@ def running(
     *,
     timeout_s: float = 60.0,
     env: Mapping[str, str] | None = None,
+    grace_s: float = 5.0,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Start ``argv`` (``env`` added to this process's environment), wait until healthy,
-    yield it, and stop it on exit, even on error."""
+    yield it, and stop it on exit, even on error (``grace_s`` per step of ``stop``)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
@@ -87,4 +88,4 @@ def running(
             wait_healthy(proc, health_urls, timeout_s=timeout_s)
             yield proc
         finally:
-            stop(proc)
+            stop(proc, grace_s)

@@ -1,5 +1,5 @@
 """Command line: ``latency-gateway serve | check | demo | route | fit-router | cache-curve |
-schema | hash-key``."""
+schema | docs | hash-key``."""
 
 from __future__ import annotations
 
@@ -96,6 +96,11 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the policy's JSON Schema")
     schema.set_defaults(func=_schema)
+
+    docs = sub.add_parser("docs", help="write the policy reference page, generated from the schema")
+    docs.add_argument("page", choices=("policy",), help="the page to write")
+    docs.add_argument("--out", default="docs/operating/policy-reference.md", help="- for stdout")
+    docs.set_defaults(func=_docs)
 
     hash_key = sub.add_parser(
         "hash-key", help="make a gateway API key and print it with its hash for the policy"
@@ -257,6 +262,9 @@ def _demo(args: argparse.Namespace) -> int:
         except demo.FleetError as exc:
             print(f"demo: {exc}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # Ctrl-C, re-raised by uvicorn once it has shut down
+            print("demo stopped", flush=True)
+            return 130
 
 
 def serve_policy(
@@ -362,6 +370,12 @@ def _encoder(model_path: str | None) -> Encoder:
 def _schema(args: argparse.Namespace) -> int:
     print(json.dumps(policy_json_schema(), indent=2, sort_keys=True))
     return 0
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from gateway.commands.policy_reference import write
+
+    return write(args.out)
 
 
 def policy_json_schema() -> dict[str, object]:

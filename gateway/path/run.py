@@ -9,7 +9,7 @@ the contract of ``flow.py``:
 and ``report`` records every request once, however it ends: in the lease of a served one
 (``exchange/lease.py``), in the cache stage for a hit, and in the edge for a refusal. Each
 stage's module is the one place its decision is made; ``x-gateway-*`` response headers and
-the metrics say what each decided (the README's "How it works" maps them).
+the metrics say what each decided (docs/concepts/request-path.md maps them).
 """
 
 from __future__ import annotations

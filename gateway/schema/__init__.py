@@ -32,14 +32,12 @@ from gateway.schema.pool_settings import (
     Limit,
     Objective,
     Pool,
-    Recovery,
     Retry,
     RetryBudget,
-    Scheduling,
-    ScorerWeights,
     Summary,
     Timeouts,
 )
+from gateway.schema.replica_settings import Recovery, Scheduling, ScorerWeights
 from gateway.schema.rewrite_settings import PrefixTracking, Rewrite, RewritePattern, VolatileKind
 from gateway.schema.routing_settings import (
     AutoSplit,
@@ -59,22 +57,67 @@ from gateway.schema.strict import Name, PositiveSeconds, _Strict
 class Policy(_Strict):
     """The whole routing policy."""
 
-    version: Literal[1] = 1
-    backends: list[Backend] = Field(min_length=1)
-    models: dict[Name, Model] = Field(min_length=1)
-    pools: dict[Name, Pool] = Field(default_factory=dict)
-    routing: Routing = Routing()
-    classify: Classify = Classify()
-    rewrite: Rewrite = Rewrite()
-    cache: Cache = Cache()
-    retry_budget: RetryBudget = RetryBudget()
-    cluster: Cluster = Cluster()
-    health: Health = Health()
-    server: Server = Server()
-    tracing: Tracing = Tracing()
-    auth: Auth = Auth()
-    limits: InputLimits = InputLimits()
-    admin: Admin = Admin()
+    version: Literal[1] = Field(
+        default=1, description="Version of the policy format; 1 is the only one"
+    )
+    backends: list[Backend] = Field(
+        description="One entry per replica (or per DNS name whose addresses are the replicas); "
+        "at least one",
+        min_length=1,
+    )
+    models: dict[Name, Model] = Field(
+        description="The public names clients send in `model`, each pinned to a pool or routed "
+        "by the gateway",
+        min_length=1,
+    )
+    pools: dict[Name, Pool] = Field(
+        description="Per-pool settings; a pool exists because backends name it, and an unlisted "
+        "pool takes every default",
+        default_factory=dict,
+    )
+    routing: Routing = Field(
+        default=Routing(),
+        description="How `route: auto` models choose a pool: tier rules, then the difficulty "
+        "split, then the default pool",
+    )
+    classify: Classify = Field(
+        default=Classify(),
+        description="How a request's length class and difficulty score are computed",
+    )
+    rewrite: Rewrite = Field(
+        default=Rewrite(),
+        description="Canonicalisation of system prompts for backend prefix caches, and opt-in "
+        "transforms",
+    )
+    cache: Cache = Field(
+        default=Cache(), description="The response cache (exact and semantic); off by default"
+    )
+    retry_budget: RetryBudget = Field(
+        default=RetryBudget(),
+        description="Retries and fallbacks across all pools, as a share of requests",
+    )
+    cluster: Cluster = Field(
+        default=Cluster(), description="Replicas share each pool's concurrency limit through Redis"
+    )
+    health: Health = Field(
+        default=Health(), description="Active health checks and load scraping of the backends"
+    )
+    server: Server = Field(default=Server(), description="Limits of the gateway's own HTTP server")
+    tracing: Tracing = Field(
+        default=Tracing(), description="OpenTelemetry traces over OTLP/HTTP (off by default)"
+    )
+    auth: Auth = Field(
+        default=Auth(),
+        description="Tenants, their keys, models and rate limits; no tenants means no key is asked",
+    )
+    limits: InputLimits = Field(
+        default=InputLimits(), description="Input limits, each refused with its own 400"
+    )
+    admin: Admin = Field(
+        default=Admin(),
+        description="Who may call /admin/* (and, if listed, /metrics, /openapi.json, the "
+        "dashboard)",
+    )
     log_prompts: bool = Field(default=False, description="Allow prompt text in logs (debug only)")
 
 

@@ -15,7 +15,12 @@ KeyHash = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 class RateLimit(_Strict):
     """Token buckets of a tenant: full at the per-minute figure, refilled evenly."""
 
-    requests_per_minute: int | None = Field(default=None, ge=1, le=10_000_000)
+    requests_per_minute: int | None = Field(
+        description="Requests per minute (refilled evenly); none: no request limit",
+        default=None,
+        ge=1,
+        le=10_000_000,
+    )
     tokens_per_minute: int | None = Field(
         default=None, ge=1, le=10_000_000_000, description="Prompt estimate plus max_tokens"
     )
@@ -24,19 +29,25 @@ class RateLimit(_Strict):
 class Tenant(_Strict):
     """Who may call the gateway: key hashes (`latency-gateway hash-key`), models, limits."""
 
-    keys: list[KeyHash] = Field(min_length=1)
+    keys: list[KeyHash] = Field(
+        description="Hashes of the tenant's keys (`latency-gateway hash-key`); each key belongs "
+        "to one tenant",
+        min_length=1,
+    )
     models: list[Name] | None = Field(default=None, description="Public models (default: all)")
     priority: PriorityName = Field(
         default="standard",
         description="The highest priority its requests get; x-gateway-priority may only lower it",
     )
-    rate_limit: RateLimit = RateLimit()
+    rate_limit: RateLimit = Field(default=RateLimit(), description="The tenant's token buckets")
 
 
 class Auth(_Strict):
     """Gateway API keys. With tenants, every /v1 request needs a valid key."""
 
-    tenants: dict[Name, Tenant] = Field(default_factory=dict)
+    tenants: dict[Name, Tenant] = Field(
+        description="Tenants by name; with any, every /v1 request needs a key", default_factory=dict
+    )
     rate_limit_store: Literal["memory", "redis"] = Field(
         default="memory", description="redis: buckets shared by replicas (memory if it fails)"
     )

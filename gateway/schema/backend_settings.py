@@ -62,7 +62,10 @@ class Discover(_Strict):
         description="The name whose A/AAAA records are the replicas (one per address)"
     )
     port: int = Field(ge=1, le=65535, description="The port every replica listens on")
-    scheme: Literal["http", "https"] = "http"
+    scheme: Literal["http", "https"] = Field(
+        default="http",
+        description="http or https (https: the certificate is checked against the address)",
+    )
     path: Annotated[str, Field(pattern=r"^(/[A-Za-z0-9._~\-/]*)?$")] = Field(
         default="", description="Root prefix or API base below each address (as in url)"
     )
@@ -80,7 +83,7 @@ class Discover(_Strict):
 class Backend(_Strict):
     """One inference server replica, or (``discover``) the replicas a DNS name resolves to."""
 
-    name: Name
+    name: Name = Field(description="Unique name of the replica (metric label, x-gateway-backend)")
     url: str | None = Field(
         default=None,
         description="The server's root (http://10.0.0.5:8000) or its API base "
@@ -89,9 +92,15 @@ class Backend(_Strict):
     discover: Discover | None = Field(
         default=None, description="Instead of url: the replicas behind a DNS name"
     )
-    engine: Engine = Engine.OPENAI
+    engine: Engine = Field(
+        default=Engine.OPENAI,
+        description="Inference server kind: decides the health probe and which load metrics are "
+        "scraped",
+    )
     model: str = Field(min_length=1, description="The model name the backend serves")
-    pool: Name
+    pool: Name = Field(
+        description="The pool this replica serves in; pools exist because backends name them"
+    )
     max_inflight: int | None = Field(
         default=None,
         ge=1,
@@ -107,7 +116,11 @@ class Backend(_Strict):
         default="authorization",
         description="How the key travels: 'authorization' (Bearer token) or 'api-key' (Azure)",
     )
-    tls: BackendTls | None = None
+    tls: BackendTls | None = Field(
+        default=None,
+        description="TLS settings for an https:// backend (default: verify against the system's "
+        "CAs)",
+    )
     trust_env: bool = Field(
         default=False,
         description="Use HTTP_PROXY/HTTPS_PROXY/ALL_PROXY/NO_PROXY from the environment",
@@ -165,9 +178,17 @@ class Backend(_Strict):
 class Model(_Strict):
     """A public model name: either pinned to a pool or routed by the gateway."""
 
-    pool: Name | None = None
-    route: Literal["auto"] | None = None
-    description: str | None = None
+    pool: Name | None = Field(
+        default=None, description="The pool this public model is served by (give this or route)"
+    )
+    route: Literal["auto"] | None = Field(
+        default=None,
+        description="`auto`: the gateway chooses the pool by the routing rules and the "
+        "difficulty split (give this or pool)",
+    )
+    description: str | None = Field(
+        default=None, description="Free text about the model, for the people reading the policy"
+    )
 
     @model_validator(mode="after")
     def _one_target(self) -> Model:
@@ -179,10 +200,23 @@ class Model(_Strict):
 class Health(_Strict):
     """Active health checks of each backend."""
 
-    interval_s: PositiveSeconds = 2.0
-    timeout_s: PositiveSeconds = 2.0
-    failures_to_eject: int = Field(default=2, ge=1, le=100)
-    successes_to_restore: int = Field(default=1, ge=1, le=100)
+    interval_s: PositiveSeconds = Field(
+        default=2.0, description="Seconds between health probes of a replica"
+    )
+    timeout_s: PositiveSeconds = Field(default=2.0, description="Seconds a probe may take")
+    failures_to_eject: int = Field(
+        description="Consecutive failures (probes or refused connections) that mark a replica "
+        "unhealthy",
+        default=2,
+        ge=1,
+        le=100,
+    )
+    successes_to_restore: int = Field(
+        description="Consecutive successful probes that make it healthy again",
+        default=1,
+        ge=1,
+        le=100,
+    )
     scrape_interval_s: PositiveSeconds = Field(
         default=1.0, description="How often vLLM/TGI load metrics are read, for routing"
     )

@@ -11,7 +11,7 @@ from gateway.schema.strict import PositiveSeconds, _Strict
 # At most one wrong answer in fifty semantic hits (vCache's default bound, arXiv 2502.03771):
 # the verifier's threshold is chosen so that the rate holds on held-out QQP train pairs with
 # 95% confidence (`gateway/cache/judgement/false_hit_bound.py`); measured on the QQP test
-# split in the README.
+# split in docs/benchmarks/cache.md.
 DEFAULT_MAX_FALSE_HIT_RATE = 0.02
 
 
@@ -84,7 +84,7 @@ class SemanticCache(_Strict):
     the threshold derived from ``max_false_hit_rate``. Setting both is an error.
     """
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, description="false: the exact cache only")
     max_false_hit_rate: float = Field(
         default=DEFAULT_MAX_FALSE_HIT_RATE,
         gt=0,
@@ -116,7 +116,9 @@ class SemanticCache(_Strict):
         default=None,
         description="Feature verifier weights file (.npz; default: the one shipped)",
     )
-    cross_encoder: CrossEncoderSettings = CrossEncoderSettings()
+    cross_encoder: CrossEncoderSettings = Field(
+        default=CrossEncoderSettings(), description="Settings of the cross-encoder verifier"
+    )
     candidates: int = Field(default=4, ge=1, le=64, description="Neighbours checked per lookup")
     max_query_chars: int = Field(
         default=1000, ge=1, le=100_000, description="Longer questions use the exact cache only"
@@ -134,7 +136,11 @@ class SemanticCache(_Strict):
         le=256,
         description="torch CPU threads; more than 1 stalls badly when the cores are busy",
     )
-    verify: CacheVerify = CacheVerify()
+    verify: CacheVerify = Field(
+        default=CacheVerify(),
+        description="Sampled verification of semantic hits (per-entry thresholds that tighten "
+        "from evidence)",
+    )
 
     @model_validator(mode="after")
     def _one_rule(self) -> Self:
@@ -153,20 +159,40 @@ class SemanticCache(_Strict):
 class CacheRedis(_Strict):
     """Where a shared cache lives when ``store: redis``."""
 
-    url: str = "redis://127.0.0.1:6379/0"
-    key_prefix: str = Field(default="lgw:cache", min_length=1, max_length=128)
+    url: str = Field(
+        default="redis://127.0.0.1:6379/0", description="Redis URL (redis://, rediss:// or unix://)"
+    )
+    key_prefix: str = Field(
+        description="Prefix of every key the cache writes",
+        default="lgw:cache",
+        min_length=1,
+        max_length=128,
+    )
     timeout_s: PositiveSeconds = Field(default=0.25, description="Per-command; then a miss")
 
 
 class Cache(_Strict):
     """Response cache: exact, then semantic; deterministic requests only."""
 
-    enabled: bool = False
-    store: Literal["memory", "redis"] = "memory"
-    ttl_s: PositiveSeconds = 3600.0
-    max_entries: int = Field(default=100_000, ge=1, le=100_000_000)
+    enabled: bool = Field(
+        default=False, description="Turn the response cache on (deterministic requests only)"
+    )
+    store: Literal["memory", "redis"] = Field(
+        default="memory", description="memory (per replica) or redis (shared by every replica)"
+    )
+    ttl_s: PositiveSeconds = Field(default=3600.0, description="Seconds an entry lives")
+    max_entries: int = Field(
+        description="Entries kept; the least recently used go first",
+        default=100_000,
+        ge=1,
+        le=100_000_000,
+    )
     any_temperature: bool = Field(
         default=False, description="Also cache requests with temperature above 0"
     )
-    semantic: SemanticCache = SemanticCache()
-    redis: CacheRedis = CacheRedis()
+    semantic: SemanticCache = Field(
+        default=SemanticCache(),
+        description="Answers for differently worded questions: embeddings, a per-scope index, a "
+        "verifier",
+    )
+    redis: CacheRedis = Field(default=CacheRedis(), description="Redis connection of store: redis")

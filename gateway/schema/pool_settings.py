@@ -1,5 +1,6 @@
 """Policy schema: pools and what governs them (timeouts, retries, breaker, limits,
-admission and its ladder, scheduling, compression) and cluster admission."""
+admission and its ladder, compression) and cluster admission; replica choice and recovery
+are in ``replica_settings``."""
 
 from __future__ import annotations
 
@@ -7,34 +8,60 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from gateway.schema.replica_settings import Recovery, Scheduling
 from gateway.schema.strict import Name, PositiveSeconds, _Strict
 
 
 class Timeouts(_Strict):
     """Upstream timeouts of a pool (seconds)."""
 
-    connect_s: PositiveSeconds = 5.0
-    first_token_s: PositiveSeconds = 60.0
-    idle_s: PositiveSeconds = 60.0
-    total_s: PositiveSeconds = 600.0
+    connect_s: PositiveSeconds = Field(
+        default=5.0, description="Seconds to open a connection to a replica"
+    )
+    first_token_s: PositiveSeconds = Field(
+        default=60.0,
+        description="Seconds from dispatch to the first token (or the whole answer's head); 504 "
+        "beyond",
+    )
+    idle_s: PositiveSeconds = Field(
+        default=60.0, description="Longest silence between two events of a stream"
+    )
+    total_s: PositiveSeconds = Field(
+        default=600.0, description="Longest a request may take from dispatch to its last byte"
+    )
 
 
 class Retry(_Strict):
     """Retries before the first byte reached the client, on other backends of the pool."""
 
     attempts: int = Field(default=3, ge=1, le=10, description="Tries in this pool, first included")
-    backoff_initial_s: float = Field(default=0.05, ge=0, le=60)
-    backoff_max_s: float = Field(default=1.0, ge=0, le=600)
-    jitter_s: float = Field(default=0.05, ge=0, le=60)
+    backoff_initial_s: float = Field(
+        description="First backoff between tries (exponential, with jitter)",
+        default=0.05,
+        ge=0,
+        le=60,
+    )
+    backoff_max_s: float = Field(
+        description="Largest backoff between tries", default=1.0, ge=0, le=600
+    )
+    jitter_s: float = Field(
+        description="Random jitter added to each backoff", default=0.05, ge=0, le=60
+    )
 
 
 class Summary(_Strict):
     """Summaries of the dropped turns, written in the background by another (small) pool."""
 
-    enabled: bool = False
+    enabled: bool = Field(
+        default=False,
+        description="Write summaries of the dropped turns (else the note only says they were "
+        "left out)",
+    )
     pool: Name | None = Field(default=None, description="The pool that writes summaries")
     max_tokens: int = Field(default=512, ge=16, le=32_768, description="Longest summary")
-    timeout_s: PositiveSeconds = 30.0
+    timeout_s: PositiveSeconds = Field(
+        default=30.0, description="Seconds a summary request may take"
+    )
     max_input_tokens: int = Field(
         default=16_384, ge=64, le=10_000_000, description="Longer dropped runs are not summarised"
     )
@@ -43,7 +70,7 @@ class Summary(_Strict):
 class Compression(_Strict):
     """History compression over a token budget (off by default; x-gateway-rewrite: off skips)."""
 
-    enabled: bool = False
+    enabled: bool = Field(default=False, description="Turn compression on for this pool")
     budget_tokens: int | None = Field(
         default=None, ge=64, description="Prompt tokens allowed; default: max_context - completion"
     )
@@ -60,19 +87,43 @@ class Compression(_Strict):
         lt=0.5,
         description="Share of the window's prompt room left free for the token estimate's error",
     )
-    summary: Summary = Summary()
+    summary: Summary = Field(
+        default=Summary(),
+        description="Replace the dropped turns by a summary written by a small pool, in the "
+        "background",
+    )
 
 
 class Breaker(_Strict):
     """Per-backend outlier ejection: trip on a failure streak or rate, cool down, probe."""
 
-    consecutive_failures: int = Field(default=5, ge=1, le=1000)
-    failure_rate: float = Field(default=0.5, gt=0, le=1)
-    window: int = Field(default=20, ge=1, le=10_000)
-    min_requests: int = Field(default=10, ge=1, le=10_000)
-    cooldown_s: PositiveSeconds = 10.0
-    max_cooldown_s: PositiveSeconds = 120.0
-    half_open_probes: int = Field(default=1, ge=1, le=1000)
+    consecutive_failures: int = Field(
+        description="Trip after this many failures in a row", default=5, ge=1, le=1000
+    )
+    failure_rate: float = Field(
+        description="...or when this share of the last `window` outcomes failed",
+        default=0.5,
+        gt=0,
+        le=1,
+    )
+    window: int = Field(
+        description="Outcomes the failure rate is computed over", default=20, ge=1, le=10_000
+    )
+    min_requests: int = Field(
+        description="Outcomes needed in the window before the rate can trip",
+        default=10,
+        ge=1,
+        le=10_000,
+    )
+    cooldown_s: PositiveSeconds = Field(
+        default=10.0, description="Seconds an ejected replica stays out before a half-open probe"
+    )
+    max_cooldown_s: PositiveSeconds = Field(
+        default=120.0, description="A failed probe doubles the cooldown, up to this"
+    )
+    half_open_probes: int = Field(
+        description="Probe requests let through after the cooldown", default=1, ge=1, le=1000
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Breaker:
@@ -86,9 +137,15 @@ class Breaker(_Strict):
 class Limit(_Strict):
     """The pool's concurrency limit: static, or adaptive on time to first token."""
 
-    kind: Literal["static", "aimd", "gradient"] = "static"
+    kind: Literal["static", "aimd", "gradient"] = Field(
+        default="static",
+        description="static (default: sum of the backends' max_inflight), aimd or gradient "
+        "(adapt on time to first token)",
+    )
     initial: int | None = Field(default=None, ge=1, description="Default: the pool's capacity")
-    min_limit: int = Field(default=1, ge=1)
+    min_limit: int = Field(
+        description="aimd/gradient: the limit never goes below this", default=1, ge=1
+    )
     max_limit: int | None = Field(default=None, ge=1, description="Default: the pool's capacity")
     target_ttft_s: PositiveSeconds = Field(default=1.0, description="aimd: shrink above this")
     backoff_ratio: float = Field(default=0.9, gt=0, lt=1, description="aimd: shrink factor")
@@ -98,11 +155,27 @@ class Limit(_Strict):
 class LadderStep(_Strict):
     """One rung of the overload ladder: active when any of its thresholds is reached."""
 
-    action: Literal["degrade", "shed_sheddable", "shed_standard"]
-    queue_depth: int | None = Field(default=None, ge=0)
-    wait_s: float | None = Field(default=None, ge=0)
-    backend_waiting: float | None = Field(default=None, ge=0)
-    kv_usage: float | None = Field(default=None, ge=0, le=1)
+    action: Literal["degrade", "shed_sheddable", "shed_standard"] = Field(
+        description="What the step does: degrade auto-routed requests, shed sheddable ones, or "
+        "shed standard ones too"
+    )
+    queue_depth: int | None = Field(
+        description="Active at this many queued requests", default=None, ge=0
+    )
+    wait_s: float | None = Field(
+        description="Active at this predicted queue wait (seconds)", default=None, ge=0
+    )
+    backend_waiting: float | None = Field(
+        description="Active at this many requests waiting inside the pool's engines (scraped)",
+        default=None,
+        ge=0,
+    )
+    kv_usage: float | None = Field(
+        description="Active at this KV-cache usage of the pool's engines (scraped, 0-1)",
+        default=None,
+        ge=0,
+        le=1,
+    )
 
     @model_validator(mode="after")
     def _has_threshold(self) -> LadderStep:
@@ -153,14 +226,22 @@ class Admission(_Strict):
         description="An auto-routed request whose difficulty is this close to the boundary "
         "that chose this pool goes to the smaller pool when this one cannot meet its objective",
     )
-    limit: Limit = Limit()
+    limit: Limit = Field(
+        default=Limit(),
+        description="The pool's concurrency limit: static (sum of max_inflight) or adaptive",
+    )
     max_queue: int = Field(default=1024, ge=0, description="Hard cap, every priority")
     max_queue_long: int = Field(default=128, ge=0, description="Hard cap of the long lane")
     max_wait_s: float | None = Field(
         default=None, gt=0, description="Hard limit: shed beyond this predicted wait"
     )
     long_prompt_tokens: int = Field(default=2000, ge=1, description="Long lane from here")
-    long_lane_share: float = Field(default=0.25, gt=0, lt=1)
+    long_lane_share: float = Field(
+        description="Share of dispatches the long lane gets when both lanes wait",
+        default=0.25,
+        gt=0,
+        lt=1,
+    )
     max_prefill_tokens: int | None = Field(
         default=None,
         ge=1,
@@ -168,89 +249,42 @@ class Admission(_Strict):
         " pool-wide; more waits in the gateway (default: no pacing)",
     )
     degrade_to: Name | None = Field(default=None, description="Pool for the ladder's degrade")
-    ladder: list[LadderStep] = Field(default_factory=list)
-    hysteresis: float = Field(default=0.8, gt=0, le=1)
-
-
-class ScorerWeights(_Strict):
-    """Weights of the replica scorers; each scorer gives a score in [0, 1]."""
-
-    prefix: float = Field(default=3.0, ge=0, le=1000, description="Likely prefix-cache hit")
-    queue: float = Field(default=1.0, ge=0, le=1000, description="Fewest requests in flight")
-    kv_cache: float = Field(default=0.5, ge=0, le=1000, description="Most free KV cache")
-    latency: float = Field(default=0.5, ge=0, le=1000, description="Lowest EWMA of TTFT")
-    session: float = Field(default=2.0, ge=0, le=1000, description="The session's last replica")
-
-
-class Scheduling(_Strict):
-    """Replica choice inside a pool: filters, weighted scorers, best score (seeded ties)."""
-
-    weights: ScorerWeights = ScorerWeights()
-    imbalance_guard: int = Field(
-        default=8,
-        ge=0,
-        le=100_000,
-        description="A replica this many requests busier than the least loaded loses its prefix"
-        " credit",
+    ladder: list[LadderStep] = Field(
+        description="Overload steps, cumulative; each is active when any of its thresholds is "
+        "reached",
+        default_factory=list,
     )
-    prefix_block_chars: int = Field(default=256, ge=16, le=65_536)
-    prefix_blocks_per_backend: int = Field(default=16_384, ge=1, le=10_000_000)
-    spread_new_prefixes: bool = Field(
-        default=True,
-        description="A prefix no replica holds goes to the replica with the least cached work"
-        " when loads are level",
-    )
-    level_kv_usage: float = Field(
-        default=0.05, ge=0, le=1, description="KV usage differences below this count as level"
-    )
-    work_half_life_s: PositiveSeconds = Field(
-        default=600.0, description="Half-life of a replica's cached work (new prefix blocks)"
-    )
-    max_sessions: int = Field(default=100_000, ge=1, le=10_000_000)
-    session_ttl_s: PositiveSeconds = 1800.0
-    latency_ewma_alpha: float = Field(default=0.2, gt=0, le=1)
-    seed: int = Field(default=0, ge=0)
-
-
-class Recovery(_Strict):
-    """After dispatch: race a late first token, fail over a stalled replica, and continue a
-    stream whose replica dies, on another replica of the pool."""
-
-    hedge: bool = Field(
-        default=True,
-        description="A first token late past its prediction's upper band is raced on another "
-        "replica predicted to be sooner; the first first token wins, the other is cancelled",
-    )
-    hedge_budget: float = Field(
-        default=0.05,
-        ge=0,
+    hysteresis: float = Field(
+        description="A step clears when all its signals fall below this share of their thresholds",
+        default=0.8,
+        gt=0,
         le=1,
-        description="Hedges are at most this share of the pool's recent requests",
     )
-    stall_factor: float = Field(
-        default=4.0,
-        ge=1,
-        le=1000,
-        description="A replica that sends no first token within this many times its "
-        "prediction's upper band (at least stall_min_s) is failed over",
-    )
-    stall_min_s: PositiveSeconds = 1.0
-    continue_streams: bool = Field(
-        default=True,
-        description="A stream cut short after some tokens goes on on another replica that "
-        "continues the text so far (backends' continue_with)",
-    )
-    max_continuations: int = Field(default=2, ge=0, le=10, description="Per request")
 
 
 class Pool(_Strict):
     """Settings of a pool; pools are created by the backends that name them."""
 
-    timeouts: Timeouts = Timeouts()
-    retry: Retry = Retry()
-    breaker: Breaker = Breaker()
-    admission: Admission = Admission()
-    compression: Compression = Compression()
+    timeouts: Timeouts = Field(
+        default=Timeouts(),
+        description="Bounds on connecting, the first token, silences and the whole request",
+    )
+    retry: Retry = Field(
+        default=Retry(), description="Retries before the first byte, each on another replica"
+    )
+    breaker: Breaker = Field(
+        default=Breaker(), description="Per-replica circuit breaker (outlier ejection)"
+    )
+    admission: Admission = Field(
+        default=Admission(),
+        description="The gateway's own queue in front of the pool: TTFT objective, limit, hard "
+        "caps, overload ladder",
+    )
+    compression: Compression = Field(
+        default=Compression(),
+        description="Fit long conversations into a token budget instead of refusing them (off by "
+        "default)",
+    )
     max_context: int | None = Field(
         default=None, ge=1, description="Context window; longer requests get a 400"
     )
@@ -258,16 +292,34 @@ class Pool(_Strict):
         default_factory=list,
         description="Pools to try, in order, when this one cannot serve (x-gateway-degraded)",
     )
-    scheduling: Scheduling = Scheduling()
-    recovery: Recovery = Recovery()
+    scheduling: Scheduling = Field(
+        default=Scheduling(), description="Replica choice: filters, weighted scorers, best score"
+    )
+    recovery: Recovery = Field(
+        default=Recovery(),
+        description="After dispatch: hedging a late first token, failing over a stalled replica, "
+        "continuing a cut stream",
+    )
 
 
 class RetryBudget(_Strict):
     """Retries are at most ``ratio`` of requests over ``window_s``, plus a small floor."""
 
-    ratio: float = Field(default=0.1, ge=0, le=1)
-    window_s: PositiveSeconds = 10.0
-    min_retries_per_s: float = Field(default=0.5, ge=0, le=10_000)
+    ratio: float = Field(
+        description="Retries allowed, as a share of requests over the window",
+        default=0.1,
+        ge=0,
+        le=1,
+    )
+    window_s: PositiveSeconds = Field(
+        default=10.0, description="Sliding window of the budget, in seconds"
+    )
+    min_retries_per_s: float = Field(
+        description="Retries per second always allowed, so a quiet gateway can still retry",
+        default=0.5,
+        ge=0,
+        le=10_000,
+    )
 
 
 class Cluster(_Strict):
@@ -277,7 +329,10 @@ class Cluster(_Strict):
     in Redis; when Redis is unreachable each replica falls back to its share of the limit.
     """
 
-    enabled: bool = False
+    enabled: bool = Field(
+        default=False,
+        description="Share each pool's limit with the other replicas through Redis (read at start)",
+    )
     redis_url: str = Field(
         default="redis://127.0.0.1:6379/0", description="redis://, rediss:// or unix:// URL"
     )

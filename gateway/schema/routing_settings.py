@@ -17,10 +17,18 @@ PriorityName = Literal["critical", "standard", "sheddable"]
 class RuleWhen(_Strict):
     """Conditions of a tier rule; all given ones must hold (none given: always)."""
 
-    length: list[LengthName] | None = None
-    difficulty_at_least: float | None = Field(default=None, ge=0, le=1)
-    difficulty_below: float | None = Field(default=None, ge=0, le=1)
-    priority: list[PriorityName] | None = None
+    length: list[LengthName] | None = Field(
+        default=None, description="Length classes that match: short, medium, long"
+    )
+    difficulty_at_least: float | None = Field(
+        description="Matches a difficulty score at least this", default=None, ge=0, le=1
+    )
+    difficulty_below: float | None = Field(
+        description="Matches a difficulty score below this", default=None, ge=0, le=1
+    )
+    priority: list[PriorityName] | None = Field(
+        default=None, description="Priorities that match: critical, standard, sheddable"
+    )
     model: list[Name] | None = Field(default=None, description="Public model names asked for")
     tenant: list[Name] | None = Field(default=None, description="Tenants asking")
 
@@ -28,9 +36,12 @@ class RuleWhen(_Strict):
 class Rule(_Strict):
     """A tier rule for ``route: auto`` models: the first that matches picks the pool."""
 
-    name: Name
-    when: RuleWhen = RuleWhen()
-    pool: Name
+    name: Name = Field(description="Name of the rule, shown in x-gateway-route-reason")
+    when: RuleWhen = Field(
+        default=RuleWhen(),
+        description="Conditions, all of which must hold (an empty when always matches)",
+    )
+    pool: Name = Field(description="The pool a matching request goes to")
 
 
 class AutoSplit(_Strict):
@@ -64,20 +75,29 @@ class Routing(_Strict):
     """How ``route: auto`` models choose a pool: tier rules, the difficulty split, then the
     default pool."""
 
-    default_pool: Name | None = None
-    rules: list[Rule] = Field(default_factory=list)
-    auto: AutoSplit = AutoSplit()
+    default_pool: Name | None = Field(
+        default=None,
+        description="Pool for auto-routed requests no rule matched (default: the first backend's "
+        "pool)",
+    )
+    rules: list[Rule] = Field(
+        description="Tier rules for `route: auto` models; the first match wins",
+        default_factory=list,
+    )
+    auto: AutoSplit = Field(
+        default=AutoSplit(), description="The difficulty split, after the rules"
+    )
 
 
 class Knn(_Strict):
     """A kNN vote over embedded, labelled exemplars, blended into the difficulty score."""
 
-    enabled: bool = False
+    enabled: bool = Field(default=False, description="Turn the vote on (loads the embedding model)")
     exemplars: str = Field(
         default="policies/exemplars/difficulty.jsonl",
         description="JSON lines of {prompt, label: easy|hard}; relative to the working directory",
     )
-    k: int = Field(default=7, ge=1, le=100)
+    k: int = Field(description="Exemplars that vote", default=7, ge=1, le=100)
     weight: float = Field(default=0.3, ge=0, le=1, description="Share of the vote in the score")
 
 
@@ -86,7 +106,11 @@ class DifficultyModelSettings(_Strict):
     embedding model, as the semantic cache does); without an embedding for a request, the
     heuristic score ranked on the same scale."""
 
-    enabled: bool = False
+    enabled: bool = Field(
+        default=False,
+        description="Score difficulty with the learned model (loads the embedding model, as the "
+        "semantic cache does)",
+    )
     weights: str | None = Field(
         default=None,
         description="Weights file written by `latency-gateway fit-router`, relative to the"
@@ -100,9 +124,17 @@ class Classify(_Strict):
 
     medium_from: int = Field(default=512, ge=1, description="Prompt tokens where medium starts")
     long_from: int = Field(default=4096, ge=2, description="Prompt tokens where long starts")
-    difficulty_threshold: float = Field(default=0.5, gt=0, lt=1)
-    knn: Knn = Knn()
-    model: DifficultyModelSettings = DifficultyModelSettings()
+    difficulty_threshold: float = Field(
+        description="Score at which a request counts as hard", default=0.5, gt=0, lt=1
+    )
+    knn: Knn = Field(
+        default=Knn(),
+        description="kNN vote over embedded exemplars, blended into the difficulty score",
+    )
+    model: DifficultyModelSettings = Field(
+        default=DifficultyModelSettings(),
+        description="The learned difficulty model over the request's embedding",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> Classify:

@@ -2,7 +2,7 @@
 model ``gemma``, no TTFT objective (the suites and the predictor check test relaying,
 cancellation and prediction, not shedding). Parameters: how many requests the pool admits
 at once (``inflight``) and queues (``max_queue``), how often the server's load is scraped
-(``scrape_s``; llama.cpp needs 2 s or more, see README "Real backends"), and whether the
+(``scrape_s``; llama.cpp needs 2 s or more, see docs/real-backends.md), and whether the
 access log is on."""
 
 from __future__ import annotations

@@ -207,6 +207,6 @@ def load_cross_encoder(
     if path is None:
         shipped = shipped_path()
         if shipped is None:
-            raise ValueError(f"no {DEFAULT_FILE} in this install (see the README to build it)")
+            raise ValueError(f"no {DEFAULT_FILE} in this install (see docs/benchmarks/cache.md)")
         path = shipped
     return CrossEncoder(CrossEncoderFile.read(Path(path)), threads=threads)

@@ -38,7 +38,7 @@ def test_the_file_is_small_and_says_how_it_was_made(weights: CrossEncoderFile) -
 
 def test_no_threshold_keeps_the_default_bound_on_qqp(weights: CrossEncoderFile) -> None:
     # On the QQP calibration pairs no threshold's false-hit rate is certainly under 2%: at the
-    # default the cross-encoder serves nothing (README, "Semantic cache").
+    # default the cross-encoder serves nothing (docs/concepts/caching.md).
     assert threshold_of(SemanticCache(), weights) > 1.0
     assert 0.0 < threshold_of(SemanticCache(max_false_hit_rate=0.2), weights) < 1.0
 
