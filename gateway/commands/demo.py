@@ -9,7 +9,8 @@ or a wheel; the fleet's log and the gateway's access log (one JSON line a reques
 the terminal unless asked) are written there, and the directory is removed when the demo
 stops. The fleet stops with the gateway, on Ctrl-C as on SIGTERM. A port the fleet needs
 that something else holds (another demo) stops the demo before it starts, rather than
-letting another fleet answer. The banner shows how the ``auto`` model routes.
+letting another fleet answer. The banner shows how the ``auto`` model routes: its tier
+rules, then the difficulty split, what scores it and what that score is fitted on.
 """
 
 from __future__ import annotations
@@ -111,7 +112,20 @@ def auto_routing(policy: CompiledPolicy) -> str:
         lines.append(f"otherwise -> {policy.default_pool}")
     else:
         lines.append(f"difficulty >= {split.threshold:.2f} -> {split.large}, else -> {split.small}")
+        lines += scored_by(policy)
     return "\n".join(f"               {line}" for line in lines)
+
+
+def scored_by(policy: CompiledPolicy) -> list[str]:
+    """What the difficulty score is and what its split is fitted on, for the banner."""
+    if policy.classify.model is None:
+        return ["scored by the cue-word heuristic (classify.model.enabled: false)"]
+    share = policy.source.routing.auto.large_share
+    return [
+        "scored by the learned difficulty model: words, word pairs and ten cues, fitted on",
+        "public outcomes (the training halves of RouteLLM's MMLU and GSM8K tables: where",
+        f"GPT-4 beats Mixtral-8x7B); the split sends the top {share:.0%} of those prompts large",
+    ]
 
 
 def banner(
