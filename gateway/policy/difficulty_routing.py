@@ -6,7 +6,8 @@ The model is on by default: the bundled text model (``classify/text_model.py``),
 ``classify.model.weights`` names: a text model (format 2, ``loadtests.fit.text_router``) or
 an embedding-only model (format 1, ``classify/model.py``, as ``fit-router`` writes, which
 always embeds for routing). ``classify.model.embedding: true`` scores with a text model's
-embedding part (``VectorUse.EMBED``); by default no embedding is read.
+embedding part (``VectorUse.EMBED``); by default no embedding is read. The kNN vote
+(``classify.knn``) blends into the heuristic's score only, so it asks for the model off.
 
 The weights file is read here, once per policy load, never per request. The split needs the
 file even with the model off: its heuristic quantiles turn a ``large_share`` into a threshold
@@ -57,6 +58,15 @@ def difficulty_routing(
             problems.append(
                 FieldProblem(f"routing.auto.{field}", f"unknown pool {name!r} (known: {pools})")
             )
+    if settings.enabled and policy.classify.knn.enabled:
+        # The vote blends into the heuristic's score; the learned model ranks on its own.
+        problems.append(
+            FieldProblem(
+                "classify.knn.enabled",
+                "the kNN vote blends into the cue-word heuristic, which scores only with the "
+                "learned model off: set classify.model.enabled: false as well",
+            )
+        )
     needs_file = settings.enabled or (chosen is not None and auto.threshold is None)
     model = _load(settings.weights, problems) if needs_file else None
     learned = model if settings.enabled else None

@@ -214,3 +214,13 @@ def test_an_embedding_part_the_file_lacks_is_a_problem(tmp_path: Path) -> None:
         )
     assert "classify.model.embedding" in info.value.render()
     assert "has no embedding part" in info.value.render()
+
+
+def test_the_knn_vote_asks_for_the_learned_model_off() -> None:
+    knn = "classify: {knn: {enabled: true}%s}\n"
+    with pytest.raises(PolicyError) as info:
+        load_policy_text(TWO_POOLS + knn % "")
+    assert "classify.knn.enabled" in info.value.render()
+    assert "classify.model.enabled: false" in info.value.render()
+    policy = load_policy_text(TWO_POOLS + knn % ", model: {enabled: false}")
+    assert policy.classify.model is None
