@@ -16,8 +16,9 @@ alternating between the gateways (and the fake directly) so that all see the sam
 
 Reported per ``c``: TTFT p50/p99 per path, and each gateway's p50/p99 minus the heuristic
 gateway's (what the scoring adds) and minus the direct path's (the whole gateway overhead,
-fake upstream only); then each gateway process's resident memory (VmRSS, and its peak VmHWM)
-after the run.
+fake upstream only); then each gateway's resident memory after the run (VmRSS, and its peak
+VmHWM, summed over its process and any children). Each gateway runs one worker
+(``--workers 1``), so the figures are one process's.
 """
 
 from __future__ import annotations
@@ -101,7 +102,24 @@ def warm(url: str, wanted: str, timeout_s: float = 300.0) -> None:
 
 
 def memory_kib(pid: int) -> tuple[int, int]:
-    """VmRSS and VmHWM of a process, in KiB."""
+    """VmRSS and VmHWM of a process and its descendants, summed, in KiB."""
+    rss = peak = 0
+    for one in [pid, *descendants(pid)]:
+        a, b = _own_memory_kib(one)
+        rss, peak = rss + a, peak + b
+    return rss, peak
+
+
+def descendants(pid: int) -> list[int]:
+    """The process ids below ``pid`` (from ``/proc/<pid>/task/*/children``)."""
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in map(int, children.read_text().split()):
+            found += [child, *descendants(child)]
+    return found
+
+
+def _own_memory_kib(pid: int) -> tuple[int, int]:
     fields = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
@@ -197,7 +215,7 @@ def started(args: argparse.Namespace, tmp: Path) -> Iterator[tuple[dict[str, str
             path = tmp / f"{variant}.yaml"
             path.write_text(policy(backends, engine, variant))
             argv = [sys.executable, "-m", "gateway", "serve", "--policy", str(path),
-                    "--port", str(port), "--log-level", "warning"]  # fmt: skip
+                    "--port", str(port), "--log-level", "warning", "--workers", "1"]  # fmt: skip
             url = f"http://127.0.0.1:{port}"
             proc = stack.enter_context(
                 running(argv, [url + "/readyz"], tmp / f"{variant}.log", timeout_s=120)
