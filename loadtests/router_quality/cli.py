@@ -19,6 +19,10 @@ message, as the gateway does:
 - ``ablation: outcome part alone``: the default without its distilled part (ranks only: no
   split share).
 
+With ``--route-policy PATH`` (``default_policy.yaml`` here: two pools and an auto model,
+nothing else), one more row: the scores ``latency-gateway route`` prints for the same prompts
+under that policy (``via_route.py``), which for the default policy must equal ``default``'s.
+
 Then RouteLLM's published rows (``published.py`` here: arXiv 2406.18665v4, Tables 1-3, on
 the whole benchmarks) in the same columns, with what each was trained on, and where the best
 of ours stands against the best of theirs. Embeddings come from the gateway's MiniLM, cached
@@ -44,6 +48,7 @@ from gateway.classify.fitting.routing_quality import GapCurve
 from gateway.classify.split import split_threshold
 from gateway.classify.text_model import TextModel, load_text_model
 from gateway.embedding import SentenceEncoder, Vectors
+from gateway.policy import load_policy_file
 from loadtests.kit import routellm as data
 from loadtests.kit.embedding_cache import DEFAULT_CACHE, embeddings
 from loadtests.router_quality.published import (
@@ -52,6 +57,7 @@ from loadtests.router_quality.published import (
     published_path,
     read_published,
 )
+from loadtests.router_quality.via_route import routed
 
 HERE = Path(__file__).resolve().parent
 NAMES = {"mmlu": "MMLU", "gsm8k": "GSM8K", "mt_bench": "MT-Bench"}
@@ -100,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embeddings on disk")
     parser.add_argument("--weights", type=Path, help="text model file (default: the bundled one)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "out")
+    parser.add_argument(
+        "--route-policy",
+        type=Path,
+        help="also a row scored by `latency-gateway route` with this policy (its auto model)",
+    )
     return parser
 
 
@@ -175,11 +186,28 @@ def verdict(bench: str, ours: Sequence[Row], theirs: Sequence[Row]) -> str:
     ]
     if top is not default:
         lines.append(f"our best ({top.router}) {_side(top.apgr, best.apgr)} it at {top.apgr:.3f}")
+    arena = [r for r in learned if r.trained_on == "D_arena"]
+    if arena:  # their routers that saw no data of this benchmark's kind, as ours saw no chat
+        alone = max(arena, key=lambda r: r.apgr)
+        lines.append(
+            f"default {_side(default.apgr, alone.apgr)} their best on Arena battles alone "
+            f"({alone.router[9:]}: APGR {alone.apgr:.3f})"
+        )
     return "; ".join(lines) + f". Why: {WHY[bench]}."
 
 
 def _side(ours: float, theirs: float) -> str:
     return "is ahead of" if ours > theirs else "is behind" if ours < theirs else "ties"
+
+
+def _via_route(policy: Path, outcomes: Sequence[data.Outcome]) -> Row:
+    """The row of ``latency-gateway route``'s scores; its split share: the share it sent to
+    the policy's large pool."""
+    scores, pools = routed(policy, [o.prompt for o in outcomes])
+    row = evaluate(f"latency-gateway route ({policy.name})", scores, outcomes)
+    split = load_policy_file(policy).auto_split
+    large = None if split is None else sum(p == split.large for p in pools) / len(pools)
+    return replace(row, trained_on="as the policy says", split_share=large)
 
 
 def _table(rows: Sequence[Row]) -> str:
@@ -233,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             evaluate(router, score(bench), outcomes, thresholds.get(router))
             for router, score in scorers.items()
         ]
+        if args.route_policy is not None:
+            ours.append(_via_route(args.route_policy, outcomes))
         published_here = published_rows(name, theirs)
         summary[name] = [asdict(r) for r in ours + published_here]
         print(f"{NAMES[name]}: {len(outcomes)} prompts (held out)")

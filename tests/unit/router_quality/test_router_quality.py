@@ -68,3 +68,22 @@ def test_absent_datasets_are_said_clearly(
     assert fit_router_weights.main(["--datasets", str(tmp_path)]) == 2
     assert fit_text_router.main(["--datasets", str(tmp_path)]) == 2
     assert "are not at" in capsys.readouterr().err
+
+
+def test_the_route_command_scores_as_the_benchmark_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default policy through ``latency-gateway route``: the same APGR as ``default``."""
+    root = datasets(tmp_path)
+    policy = Path(router_quality.__file__).parent / "default_policy.yaml"
+    argv = ["--datasets", str(root), "--cache", str(_cache(tmp_path, root))]
+    out = tmp_path / "out"
+    assert router_quality.main([*argv, "--out", str(out), "--route-policy", str(policy)]) == 0
+    assert "| latency-gateway route (default_policy.yaml) | as the policy says |" in (
+        capsys.readouterr().out
+    )
+    for bench in ("mmlu", "gsm8k", "mt_bench"):
+        rows = {row["router"]: row for row in json.loads((out / "summary.json").read_text())[bench]}
+        routed = rows["latency-gateway route (default_policy.yaml)"]
+        assert routed["apgr"] == pytest.approx(rows["default"]["apgr"])
+        assert routed["split_share"] == pytest.approx(rows["default"]["split_share"])
