@@ -121,14 +121,14 @@ def scored_by(policy: CompiledPolicy) -> list[str]:
     settings = policy.source.classify.model
     if policy.classify.model is None:
         return ["scored by the cue-word heuristic (classify.model.enabled: false)"]
-    reads = "its embedding part" if settings.embedding else "words, word pairs and ten cues"
+    reads = "its embedding part" if settings.embedding else "words, word pairs, ten cues"
     if settings.weights is not None:
         return [f"scored by the learned difficulty model in {settings.weights} ({reads})"]
     share = policy.source.routing.auto.large_share
     return [
-        f"scored by the learned difficulty model ({reads}), fitted on public outcomes:",
-        "the training halves of RouteLLM's MMLU and GSM8K tables (where GPT-4 beats",
-        f"Mixtral-8x7B); the split sends the top {share:.0%} of those prompts large",
+        f"scored by the learned difficulty model ({reads})",
+        "fitted on RouteLLM's MMLU and GSM8K outcomes (their training halves: where",
+        f"GPT-4 beats Mixtral-8x7B); the split sends the top {share:.0%} of those prompts large",
     ]
 
 

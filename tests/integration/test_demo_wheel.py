@@ -89,8 +89,8 @@ def test_demo_runs_from_an_installed_wheel_and_stops_on_sigterm(tmp_path: Path) 
     try:
         read_until(proc, "demo is up")
         assert "-> large, else -> small" in read_until(proc, "else -> small")
-        fitted = read_until(proc, "prompts large")  # what the split is fitted on
-        assert "training halves of RouteLLM's MMLU and GSM8K" in fitted
+        fitted = read_until(proc, "fitted on")  # what the split's score is fitted on
+        assert "RouteLLM's MMLU and GSM8K outcomes" in fitted
         read_until(proc, "Ctrl-C stops")
         client = openai.OpenAI(
             base_url=f"http://127.0.0.1:{port}/v1", api_key="demo", max_retries=8

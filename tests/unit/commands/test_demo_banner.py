@@ -21,8 +21,8 @@ DEMO = files("gateway").joinpath("defaults/demo.yaml").read_text(encoding="utf-8
     [
         (
             "",
-            ["difficulty >= 0.70 -> large, else -> small", "words, word pairs and ten cues",
-             "training halves of RouteLLM's MMLU and GSM8K", "the top 30% of those prompts"],
+            ["difficulty >= 0.70 -> large, else -> small", "words, word pairs, ten cues",
+             "fitted on RouteLLM's MMLU and GSM8K outcomes", "the top 30% of those prompts"],
             ["heuristic"],
         ),
         (
