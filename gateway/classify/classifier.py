@@ -2,8 +2,10 @@
 
 Composes the pieces of this package in a fixed order: count the prompt's tokens with the
 configured ``TokenCounter`` (template overhead included), derive the length class, extract
-the features of the last user message, and score them. Pure: the same request, counter and
-config always give the same ``Classification``. Parameters live in ``ClassifyConfig``.
+the features of the last user message, and score them: with the policy's learned text model
+(``text_model.py``, which also reads the message's words, and its embedding when given one)
+or else the heuristic (``difficulty.py``). Pure: the same request, counter, config and
+embedding always give the same ``Classification``. Parameters live in ``ClassifyConfig``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from gateway.classify.estimate import EstimateCounter
 from gateway.classify.features import FeatureConfig, Features, extract_features
 from gateway.classify.length import LengthClass, LengthThresholds, length_class
 from gateway.classify.model import DifficultyModel, Vector
+from gateway.classify.text_model import TextModel
 from gateway.classify.tokens import TokenCounter, count_prompt
+from gateway.classify.vector_use import VectorUse
 from gateway.openai.messages import Message, chat_shape
 
 _ESTIMATE = EstimateCounter()
@@ -30,7 +34,10 @@ class ClassifyConfig:
     length: LengthThresholds = field(default_factory=LengthThresholds)
     features: FeatureConfig = field(default_factory=FeatureConfig)
     weights: DifficultyWeights = field(default_factory=DifficultyWeights)
-    model: DifficultyModel | None = None  # the learned model (classify.model), when on
+    # The learned model (classify.model), when on: the text model (default) or the
+    # embedding-only model of a format-1 weights file.
+    model: TextModel | DifficultyModel | None = None
+    vector_use: VectorUse = VectorUse.NONE  # whether the score reads the request's embedding
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +68,10 @@ def classify_chat(
     max_tokens: int | None,
     counter: TokenCounter = _ESTIMATE,
     config: ClassifyConfig = ClassifyConfig(),
+    vector: Vector | None = None,
 ) -> Classification:
-    """Classify a ``/v1/chat/completions`` request from its ``messages``."""
+    """Classify a ``/v1/chat/completions`` request from its ``messages`` (``vector``: its
+    embedding, for a text model with an embedding part)."""
     shape = chat_shape(messages)
     tokens = counter.count_messages(messages)
     features = extract_features(
@@ -72,7 +81,7 @@ def classify_chat(
         user_turns=shape.user_turns,
         config=config.features,
     )
-    return _classification(tokens, counter.exact, features, config)
+    return _classification(tokens, counter.exact, features, config, shape.ask, vector)
 
 
 def classify_completion(
@@ -81,6 +90,7 @@ def classify_completion(
     max_tokens: int | None,
     counter: TokenCounter = _ESTIMATE,
     config: ClassifyConfig = ClassifyConfig(),
+    vector: Vector | None = None,
 ) -> Classification:
     """Classify a legacy ``/v1/completions`` request from its ``prompt``."""
     tokens = count_prompt(counter, prompt)
@@ -88,16 +98,17 @@ def classify_completion(
     features = extract_features(
         ask, prompt_tokens=tokens, max_tokens=max_tokens, user_turns=1, config=config.features
     )
-    return _classification(tokens, counter.exact, features, config)
+    return _classification(tokens, counter.exact, features, config, ask, vector)
 
 
 def with_model(
     classes: Classification, config: ClassifyConfig, vector: Vector | None
 ) -> Classification:
-    """``classes`` scored by the learned model (its heuristic fallback without ``vector``);
-    unchanged when the policy has no model."""
+    """``classes`` scored by the embedding-only model (its heuristic fallback without
+    ``vector``); unchanged when the policy has no such model (a text model scores in
+    ``classify_chat`` and ``classify_completion``)."""
     model = config.model
-    if model is None:
+    if not isinstance(model, DifficultyModel):
         return classes
     threshold = config.weights.threshold
     if vector is None:
@@ -124,12 +135,22 @@ def request_features(
 
 
 def _classification(
-    tokens: int, exact: bool, features: Features, config: ClassifyConfig
+    tokens: int,
+    exact: bool,
+    features: Features,
+    config: ClassifyConfig,
+    ask: str,
+    vector: Vector | None,
 ) -> Classification:
+    model = config.model
+    if isinstance(model, TextModel):
+        difficulty = model.score(ask, features, config.weights.threshold, vector)
+    else:
+        difficulty = score_difficulty(features, config.weights)
     return Classification(
         prompt_tokens=tokens,
         tokens_exact=exact,
         length=length_class(tokens, config.length),
         features=features,
-        difficulty=score_difficulty(features, config.weights),
+        difficulty=difficulty,
     )

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gateway.classify.model import DifficultyModel
+from gateway.classify.text_model import TextModel
 
 # "1.5B", "70b", "8x7B": a number of billions, maybe times a number of experts, not
 # followed by a letter (so "7bit" or "bert" do not count).
@@ -98,7 +99,9 @@ def _other(pools: Mapping[str, object], pool: str | None) -> str:
     return others[0]
 
 
-def split_threshold(large_share: float, model: DifficultyModel, *, ranked: bool) -> float:
+def split_threshold(
+    large_share: float, model: TextModel | DifficultyModel, *, ranked: bool
+) -> float:
     """The score threshold that sends ``large_share`` of the model's training prompts to the
     large pool (``ranked``: scores are ranks, the learned model is on)."""
     if ranked:

@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING
 
 from gateway import __version__
 from gateway.access_log import ACCESS_LOGGER, write_in_background
+from gateway.classify.vector_use import VectorUse
 from gateway.commands.process import configure_logging, load_or_report, run_uvicorn
 from gateway.policy import load_policy_file
 from gateway.policy.compile import CompiledPolicy
@@ -204,11 +205,14 @@ def _check(args: argparse.Namespace) -> int:
     if not semantic_installed():
         print(
             "install: without the semantic extra (fine for this policy); the semantic cache, "
-            f"classify.knn and classify.model would need {INSTALL}"
+            f"classify.knn and classify.model.embedding would need {INSTALL}"
         )
     split = policy.auto_split
     if split is not None and any(route.auto for route in policy.models.values()):
-        scored = "learned model" if policy.classify.model is not None else "heuristic"
+        scored = "heuristic"
+        if policy.classify.model is not None:
+            embeds = policy.classify.vector_use is VectorUse.EMBED
+            scored = "learned model, on the embedding" if embeds else "learned model, on words"
         print(
             f"route: auto (after any tier rule): difficulty >= {split.threshold:.3f} ({scored}) "
             f"to pool {split.large}, below to pool {split.small}"

@@ -27,6 +27,7 @@ from gateway.cache.store.cache_keys import query_text
 from gateway.classify.exemplars import read_exemplars
 from gateway.classify.knn import KnnVote
 from gateway.classify.model import ROUTING_TEXT_CHARS
+from gateway.classify.vector_use import VectorUse
 from gateway.embedding import Encoder
 from gateway.errors import GatewayError, InvalidRequest
 from gateway.metrics import GatewayMetrics
@@ -40,7 +41,7 @@ from gateway.policy.compile import CompiledPolicy
 
 def needs_encoder(policy: CompiledPolicy) -> bool:
     """The policy routes on embeddings (learned model or kNN vote) for some auto model."""
-    embeds = policy.classify.model is not None or policy.source.classify.knn.enabled
+    embeds = policy.classify.vector_use is VectorUse.EMBED or policy.source.classify.knn.enabled
     return embeds and any(route.auto for route in policy.models.values())
 
 
@@ -100,7 +101,7 @@ class DryRun:
             return ctx
         vector = self.encoder.encode([text[:ROUTING_TEXT_CHARS]])[0]
         vote = self._knn.vote(vector) if self._knn is not None else None
-        learned = self.policy.classify.model is not None
+        learned = self.policy.classify.vector_use is VectorUse.EMBED
         return replace(ctx, query_vector=vector if learned else None, difficulty_vote=vote)
 
     def _build_knn(self) -> KnnVote | None:

@@ -6,10 +6,11 @@ proxy has relayed it whole. Every response says ``x-gateway-cache``: ``miss``, `
 ``semantic`` or ``bypass`` (cache off, request not deterministic, or the client's
 ``x-gateway-cache: bypass``; every endpoint but chat and completions). With
 ``cache.semantic.verify.sample`` set, a share of semantic hits is also asked of the backend in
-the background (``Services.verify_hit``: ``runtime/own_requests.py``). With ``classify.model``
-or ``classify.knn`` on, an auto-routed request also gets here the embedding the learned
-difficulty model reads (and its kNN vote), the same vector the cache lookup made when it made
-one: one embedding per request.
+the background (``Services.verify_hit``: ``runtime/own_requests.py``). When the learned
+difficulty model reads embeddings (``VectorUse.EMBED``: ``classify.model.embedding: true``) or
+``classify.knn`` is on, an auto-routed request also gets here the embedding the model reads
+(and its kNN vote), the same vector the cache lookup made when it made one: one embedding per
+request. By default (the text model) no embedding is made for routing.
 
 A hit counts as a finished request like any other (``gateway_requests_total`` and the TTFT
 and duration histograms, with pool and backend ``none`` and its cache label). The time spent
@@ -33,6 +34,7 @@ from gateway.cache.store.cache_keys import query_text
 from gateway.cache.store.capture import AnswerCapture
 from gateway.cache.store.replay import fresh_answer, stream_chunks
 from gateway.classify.model import ROUTING_TEXT_CHARS
+from gateway.classify.vector_use import VectorUse
 from gateway.embedding import Vectors
 from gateway.metric_labels import NO_BACKEND, NO_POOL
 from gateway.openai import sse
@@ -62,7 +64,7 @@ async def cache_stage(flow: Flow, services: Services) -> Flow | Response:
     if cached.response is not None:
         _report_hit(services, ctx)
         return cached.response
-    knn, learned = services.caches.knn, ctx.policy.classify.model is not None
+    knn, learned = services.caches.knn, ctx.policy.classify.vector_use is VectorUse.EMBED
     if knn is not None or learned:
         ctx, vector = await _routing_vector(services, ctx, cached.vector)
         if vector is not None:
@@ -79,7 +81,7 @@ def _report_hit(services: Services, ctx: RequestContext) -> None:
 
 def _routed(services: Services, ctx: RequestContext, vector: Vectors) -> RequestContext:
     """The context with what the difficulty routing reads of the question's embedding."""
-    knn, learned = services.caches.knn, ctx.policy.classify.model is not None
+    knn, learned = services.caches.knn, ctx.policy.classify.vector_use is VectorUse.EMBED
     vote = knn.vote(vector) if knn is not None else None
     return replace(ctx, difficulty_vote=vote, query_vector=vector if learned else None)
 

@@ -100,10 +100,14 @@ def classify(ctx: RequestContext) -> Classification:
     endpoint = ctx.request.endpoint
     if endpoint in ("chat", "responses"):
         messages = body["messages"] if endpoint == "chat" else responses_messages(body)
-        classes = classify_chat(messages, max_tokens=max_tokens, config=config)
+        classes = classify_chat(
+            messages, max_tokens=max_tokens, config=config, vector=ctx.query_vector
+        )
     else:
         prompt = body.get("prompt", body.get("input"))  # embeddings: the input
-        classes = classify_completion(prompt, max_tokens=max_tokens, config=config)
+        classes = classify_completion(
+            prompt, max_tokens=max_tokens, config=config, vector=ctx.query_vector
+        )
     if config.model is not None:  # the learned model ranks the score (no kNN blend)
         return with_model(classes, config, ctx.query_vector)
     if ctx.difficulty_vote is None:

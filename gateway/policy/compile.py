@@ -22,11 +22,11 @@ from types import MappingProxyType
 import orjson
 
 from gateway.classify import ClassifyConfig, DifficultyWeights, LengthThresholds
-from gateway.classify.model import DifficultyModel
 from gateway.classify.split import DifficultySplit
+from gateway.classify.vector_use import VectorUse
 from gateway.openai.request import PASS_THROUGH
 from gateway.policy.backend_origins import backend_origins
-from gateway.policy.difficulty_routing import difficulty_routing
+from gateway.policy.difficulty_routing import DifficultyRouting, difficulty_routing
 from gateway.policy.discovered import Found, expand
 from gateway.policy.extras import extra_problems
 from gateway.rewrite import (
@@ -150,12 +150,14 @@ def compile_policy(
     policy, discovered = expand(declared, found)
     problems = _cross_reference_problems(policy)
     problems += auth_problems(policy)
-    problems += extra_problems(policy)  # features whose packages this install lacks
     secrets = _upstream_secrets(policy, env, problems)
     origins = backend_origins(policy, env, problems)
     rewrite = _rewrite_config(policy, problems)
     default_pool = policy.routing.default_pool or policy.backends[0].pool
     difficulty = difficulty_routing(policy, default_pool, problems)
+    embeds = difficulty.vector_use is VectorUse.EMBED
+    # Features whose packages this install lacks.
+    problems += extra_problems(policy, routing_embeds=embeds)
     if problems or rewrite is None:
         raise PolicyError(source, problems)
     pools = _build_pools(policy, secrets, origins, discovered)
@@ -170,7 +172,7 @@ def compile_policy(
         models=MappingProxyType(models),
         default_pool=default_pool,
         digest=policy_digest(policy),  # the expanded one: new replicas, new digest
-        classify=_classify_config(policy, difficulty.model),
+        classify=_classify_config(policy, difficulty),
         auto_split=difficulty.split,
         rewrite=rewrite,
         checks_context=any(p.max_context is not None for p in policy.pools.values()),
@@ -219,12 +221,13 @@ def _rewrite_config(policy: Policy, problems: list[FieldProblem]) -> RewriteConf
         return None
 
 
-def _classify_config(policy: Policy, model: DifficultyModel | None) -> ClassifyConfig:
+def _classify_config(policy: Policy, difficulty: DifficultyRouting) -> ClassifyConfig:
     settings = policy.classify
     return ClassifyConfig(
         length=LengthThresholds(medium_from=settings.medium_from, long_from=settings.long_from),
         weights=replace(DifficultyWeights(), threshold=settings.difficulty_threshold),
-        model=model,
+        model=difficulty.model,
+        vector_use=difficulty.vector_use,
     )
 
 

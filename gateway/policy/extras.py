@@ -9,10 +9,13 @@ bundled MiniLM) and FAISS, which three features need:
 |---|---|---|
 | the semantic cache | ``cache.enabled`` and ``cache.semantic.enabled`` | encoder, FAISS |
 | the kNN difficulty vote | ``classify.knn.enabled`` | encoder |
-| the embedding-based difficulty model | ``classify.model.enabled`` | encoder |
+| the difficulty model's embedding part | ``classify.model.embedding`` | encoder |
 
 The encoder is torch and sentence-transformers, plus the bundled MiniLM package unless
-``cache.semantic.model_path`` names another model directory. A policy that asks for one of
+``cache.semantic.model_path`` names another model directory. The default difficulty model
+(``classify.model`` on, no ``embedding``) reads words only and needs no extra; an
+embedding-only weights file (format 1) embeds whatever ``embedding`` says, which the policy's
+compiler tells ``wanted`` (``routing_embeds``). A policy that asks for one of
 them on an install without its packages is refused (``check``, ``serve`` and a reload alike)
 with the field, the missing packages and the command that installs them, rather than
 running without the feature. Whether a package is installed is asked of the import system
@@ -57,25 +60,30 @@ def missing(modules: tuple[str, ...], present: Callable[[str], bool] = installed
     return [PACKAGES[m] for m in modules if not present(m)]
 
 
-def wanted(policy: Policy) -> dict[str, tuple[str, ...]]:
-    """Policy field -> the modules the feature it turns on imports."""
+def wanted(policy: Policy, routing_embeds: bool | None = None) -> dict[str, tuple[str, ...]]:
+    """Policy field -> the modules the feature it turns on imports (``routing_embeds``: the
+    difficulty score reads embeddings, when the compiled model says so; by default as
+    ``classify.model.embedding`` says)."""
     encoder = encoder_modules(policy.cache.semantic.model_path)
     features: dict[str, tuple[str, ...]] = {}
     if policy.cache.enabled and policy.cache.semantic.enabled:
         features["cache.semantic.enabled"] = (*encoder, "faiss")
     if policy.classify.knn.enabled:
         features["classify.knn.enabled"] = encoder
-    if policy.classify.model.enabled:
-        features["classify.model.enabled"] = encoder
+    model = policy.classify.model
+    if routing_embeds is None:
+        routing_embeds = model.enabled and model.embedding
+    if routing_embeds:
+        features["classify.model.embedding"] = encoder
     return features
 
 
 def extra_problems(
-    policy: Policy, present: Callable[[str], bool] = installed
+    policy: Policy, present: Callable[[str], bool] = installed, routing_embeds: bool | None = None
 ) -> list[FieldProblem]:
     """One problem per feature the policy turns on whose packages are not installed."""
     problems = []
-    for field, modules in wanted(policy).items():
+    for field, modules in wanted(policy, routing_embeds).items():
         lacking = missing(modules, present)
         if not lacking:
             continue

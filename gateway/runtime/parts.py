@@ -26,6 +26,7 @@ from gateway.admission.lease_gate import LeaseGate
 from gateway.backends.discovery import Discovery
 from gateway.backends.state import BackendRegistry, BackendState, Health
 from gateway.cache.live_cache import CacheHolder
+from gateway.classify.vector_use import VectorUse
 from gateway.dashboard.history import History
 from gateway.dashboard.window import Window
 from gateway.host.board import Board
@@ -166,8 +167,8 @@ class Gateway:
         self.report.redactor = policy.redactor
         self._reconcile_admission(policy)
         self._reconcile_prefix_store(policy)
-        classify = policy.source.classify
-        self.caches.reconcile(policy.source.cache, classify.knn, classify.model.enabled)
+        embeds = policy.classify.vector_use is VectorUse.EMBED  # routing makes embeddings
+        self.caches.reconcile(policy.source.cache, policy.source.classify.knn, embeds)
         settings = RetryBudgetSettings(**policy.source.retry_budget.model_dump())
         if self.budget is None or self.budget.settings != settings:
             self.budget = RetryBudget(settings, self.clock)

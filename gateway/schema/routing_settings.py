@@ -102,14 +102,18 @@ class Knn(_Strict):
 
 
 class DifficultyModelSettings(_Strict):
-    """The learned difficulty model over the request's sentence embedding (loads the
-    embedding model, as the semantic cache does); without an embedding for a request, the
-    heuristic score ranked on the same scale."""
+    """The learned difficulty model that scores ``route: auto`` requests: weights of the
+    request's words and word pairs and of the ten cheap features, per prompt format (no
+    embedding needed); optionally, its embedding part over the request's sentence embedding."""
 
     enabled: bool = Field(
+        default=True, description="false: the cue-word heuristic scores requests instead"
+    )
+    embedding: bool = Field(
         default=False,
-        description="Score difficulty with the learned model (loads the embedding model, as the "
-        "semantic cache does)",
+        description="Score with the model's embedding part instead (the request's MiniLM"
+        " embedding: the semantic cache's, else one made for routing; loads the embedding"
+        " model), the text parts' score when no embedding is ready in time",
     )
     weights: str | None = Field(
         default=None,

@@ -6,13 +6,14 @@ mixed prose-and-code review, a 6-turn conversation), then time ``estimate_tokens
 1,000-token text, ``planning.plan_pool`` alone, and the whole decision (``plan_pool`` then
 the scheduler's choice among the pool's four replicas: prefix blocks, index lookup and
 record, scorers, picker) on each request, ``--calls`` times each, one call per sample, and
-print wall-clock and thread CPU-time p50/p99 in microseconds. Then ``plan_pool`` alone under
-the difficulty split of ``route: auto`` (no tier rules): with embeddings off (the heuristic
-score), and with the learned model scoring a request whose embedding the cache stage
-already made (a fixed unit vector here; the embedding itself is ``loadtests.cache_cost``'s figure).
+print wall-clock and thread CPU-time p50/p99 in microseconds (scored by the default learned
+text model). Then ``plan_pool`` alone under the difficulty split of ``route: auto`` (no tier
+rules): scored by the heuristic, by the default model, and by the default model with an
+embedding the cache stage already made (a fixed unit vector here; the embedding itself is
+``loadtests.cache_cost``'s figure); ``loadtests.plan_stage`` compares them side by side.
 Targets: estimate under 100 us for 1,000 tokens; the whole decision p99 under 300 us
 (issue 6, embedding excluded); the plan stage p99 at most 300 us for the 2,000-token
-prompt with embeddings off (issue 22).
+prompt (issues 22 and 34).
 
 Parameters: ``--calls`` (samples per request kind).
 """
@@ -62,7 +63,7 @@ routing:
 """
 # No tier rules: route: auto splits by difficulty (routing.auto).
 SPLIT_POLICY = POLICY[: POLICY.index("  rules:")] + "  auto: {small: small, large: large}\n"
-LEARNED = "classify: {model: {enabled: true}}\n"
+HEURISTIC = "classify: {model: {enabled: false}}\n"
 
 PROSE = (
     "The committee met on Tuesday to review the quarterly figures. Revenue grew in every "
@@ -182,8 +183,9 @@ def _split_rows(calls: int, sample: Sampler) -> list[str]:
     rows = []
     vector = np.full(384, 384**-0.5, dtype=np.float32)  # the cache stage's embedding
     variants = (
-        ("embeddings off", SPLIT_POLICY, None),
-        ("learned model", SPLIT_POLICY + LEARNED, vector),
+        ("heuristic", SPLIT_POLICY + HEURISTIC, None),
+        ("default model", SPLIT_POLICY, None),
+        ("default model + embedding", SPLIT_POLICY, vector),
     )
     for variant, text, embedding in variants:
         policy = load_policy_text(text)

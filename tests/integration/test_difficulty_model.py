@@ -1,5 +1,6 @@
-"""classify.model: the learned difficulty model routes route: auto through a real gateway
-with the real embedding model, on the one embedding the cache stage makes per request."""
+"""classify.model.embedding: the learned difficulty model's embedding part routes route: auto
+through a real gateway with the real embedding model, on the one embedding the cache stage
+makes per request."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ backends:
 models:
   auto: {{route: auto}}
 classify:
-  model: {{enabled: true}}
+  model: {{embedding: true}}  # the text model's embedding part scores
 cache:
   enabled: true
   semantic: {{embed_timeout_s: 60}}  # a busy test machine must not skip the embedding
@@ -74,12 +75,12 @@ def test_one_embedding_per_request_serves_the_cache_and_the_routing(
     assert (hard[0], hard[2]) == ("large", "miss")
     assert (easy[0], easy[2]) == ("small", "miss")
     assert hard[1].startswith("auto:large>=0.70;")
-    assert hard[1].endswith(";by=model")
+    assert hard[1].endswith(";by=model+embedding")
     assert easy[1].startswith("auto:small<0.70;")
-    assert easy[1].endswith(";by=model")
+    assert easy[1].endswith(";by=model+embedding")
     assert _embedded(served) - before == 2  # not 4: routing reused the cache's vectors
     # Not cacheable (temperature 0.7): the cache bypasses, and routing embeds it once.
     bypassed = _ask(served, CODE_BUG + " Explain briefly.", temperature=0.7)
     assert bypassed[2] == "bypass"
-    assert bypassed[1].endswith(";by=model")
+    assert bypassed[1].endswith(";by=model+embedding")
     assert _embedded(served) - before == 3

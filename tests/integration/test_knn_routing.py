@@ -43,6 +43,7 @@ routing:
     - {{name: hard-to-large, when: {{difficulty_at_least: 0.5}}, pool: large}}
 classify:
   knn: {{enabled: true, exemplars: "{exemplars}", k: 1, weight: 1.0}}
+  model: {{enabled: false}}  # the vote blends into the heuristic's score
 cache:
   semantic: {{embed_timeout_s: 60}}  # a busy test machine must not skip the embedding
 """

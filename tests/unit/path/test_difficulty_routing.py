@@ -10,6 +10,8 @@ import pytest
 
 from gateway.classify.features import FEATURE_NAMES
 from gateway.classify.model import DifficultyModel, Success, load_model
+from gateway.classify.text_model import TextModel, load_text_model, write_model
+from gateway.classify.vector_use import VectorUse
 from gateway.embedding import Vectors
 from gateway.openai.request import ParsedRequest
 from gateway.path.context import RequestContext
@@ -17,6 +19,7 @@ from gateway.path.plan import plan_pool
 from gateway.policy import PolicyError, load_policy_text
 from gateway.policy.compile import CompiledPolicy
 from tests.support.policies import SMALL_LARGE
+from tests.support.text_models import toy_model
 
 TWO_POOLS = SMALL_LARGE + "routing:\n  default_pool: small\n"
 UNSIZED = TWO_POOLS.replace("Qwen/Qwen2.5-1.5B-Instruct", "m").replace(
@@ -37,15 +40,28 @@ def _plan(policy: CompiledPolicy, text: str, vector: Vectors | None = None) -> t
     return plan.pool.name, plan.reason
 
 
-def test_two_sized_pools_and_no_rules_split_by_difficulty() -> None:
+def test_two_sized_pools_and_no_rules_split_by_the_learned_text_model() -> None:
     policy = load_policy_text(TWO_POOLS)
     split = policy.auto_split
     assert split is not None
     assert (split.small, split.large) == ("small", "large")
+    assert split.threshold == pytest.approx(0.7)  # ranks: the top 30% of its training prompts
+    assert isinstance(policy.classify.model, TextModel)
+    assert policy.classify.vector_use is VectorUse.NONE  # no embedding read, none made
+    pool, reason = _plan(policy, HARD)
+    assert reason.startswith(f"auto:{pool}")
+    assert reason.endswith(";by=model")
+
+
+def test_with_the_model_off_the_heuristic_splits() -> None:
+    policy = load_policy_text(TWO_POOLS + "classify: {model: {enabled: false}}\n")
+    split = policy.auto_split
+    assert split is not None
     # The heuristic's own 70% quantile on the training prompts: 30% of them would go large.
-    points = load_model().heuristic_quantiles
+    points = load_text_model().heuristic_quantiles
     assert points[69] <= split.threshold <= points[71]
     assert policy.classify.model is None
+    assert policy.classify.vector_use is VectorUse.NONE
     easy, hard = _plan(policy, EASY), _plan(policy, HARD)
     assert easy[0] == "small"
     assert easy[1].startswith(f"auto:small<{split.threshold:.2f};len=short;diff=")
@@ -150,3 +166,61 @@ def test_weights_from_a_file(tmp_path: Path) -> None:
     )
     assert policy.classify.model is not None
     assert policy.classify.model.about == "test copy"
+
+
+def _toy_text_weights(tmp_path: Path, *, embedding: bool) -> Path:
+    path = tmp_path / "text.json.gz"
+    write_model(toy_model(embedding=embedding), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("setting", "embedding", "use"),
+    [
+        ("", True, VectorUse.NONE),  # the text parts, by default
+        ("embedding: true, ", True, VectorUse.EMBED),
+        ("embedding: false, ", True, VectorUse.NONE),
+        ("", False, VectorUse.NONE),
+    ],
+)
+def test_whether_the_text_model_reads_embeddings(
+    tmp_path: Path, setting: str, embedding: bool, use: VectorUse
+) -> None:
+    weights = _toy_text_weights(tmp_path, embedding=embedding)
+    policy = load_policy_text(TWO_POOLS + f"classify: {{model: {{{setting}weights: {weights}}}}}\n")
+    assert policy.classify.vector_use is use
+
+
+def test_the_text_model_plans_with_and_without_the_embedding(tmp_path: Path) -> None:
+    weights = _toy_text_weights(tmp_path, embedding=True)
+    setting = f"classify: {{model: {{embedding: true, weights: {weights}}}}}\n"
+    policy = load_policy_text(TWO_POOLS + setting)
+    assert _plan(policy, "Tell me about alpha.")[0] == "large"  # the toy's free-form cue
+    pool, reason = _plan(policy, "Tell me about beta.")
+    assert (pool, reason[-9:]) == ("small", ";by=model")
+    e0 = np.asarray([1.0, 0.0], dtype=np.float32)
+    pool, reason = _plan(policy, "Tell me about beta.", e0)  # the embedding part's cue
+    assert pool == "large"
+    assert reason.endswith(";top=embedding;by=model+embedding")
+    e1 = np.asarray([0.0, 1.0], dtype=np.float32)
+    assert _plan(policy, "Tell me about alpha.", e1)[0] == "small"  # it alone decides
+
+
+def test_an_embedding_part_the_file_lacks_is_a_problem(tmp_path: Path) -> None:
+    weights = _toy_text_weights(tmp_path, embedding=False)
+    with pytest.raises(PolicyError) as info:
+        load_policy_text(
+            TWO_POOLS + f"classify: {{model: {{embedding: true, weights: {weights}}}}}\n"
+        )
+    assert "classify.model.embedding" in info.value.render()
+    assert "has no embedding part" in info.value.render()
+
+
+def test_the_knn_vote_asks_for_the_learned_model_off() -> None:
+    knn = "classify: {knn: {enabled: true}%s}\n"
+    with pytest.raises(PolicyError) as info:
+        load_policy_text(TWO_POOLS + knn % "")
+    assert "classify.knn.enabled" in info.value.render()
+    assert "classify.model.enabled: false" in info.value.render()
+    policy = load_policy_text(TWO_POOLS + knn % ", model: {enabled: false}")
+    assert policy.classify.model is None

@@ -25,9 +25,14 @@ CASES: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
     ),
     "semantic settings of a cache that is off": ("cache: {semantic: {enabled: true}}\n", {}),
     "kNN vote": ("classify: {knn: {enabled: true}}\n", {"classify.knn.enabled": ENCODER}),
-    "embedding difficulty model": (
-        "classify: {model: {enabled: true}}\n",
-        {"classify.model.enabled": ENCODER},
+    "the default difficulty model reads words only": ("classify: {model: {enabled: true}}\n", {}),
+    "the difficulty model's embedding part": (
+        "classify: {model: {embedding: true}}\n",
+        {"classify.model.embedding": ENCODER},
+    ),
+    "an embedding part asked of a model that is off": (
+        "classify: {model: {enabled: false, embedding: true}}\n",
+        {},
     ),
     "another model directory": (
         "cache: {enabled: true, semantic: {model_path: /models/e5}}\n",
@@ -55,3 +60,10 @@ def test_a_lean_install_refuses_them_with_the_command() -> None:
 def test_semantic_installed() -> None:
     assert semantic_installed(lambda module: True)
     assert not semantic_installed(lambda module: module != "faiss")
+
+
+def test_an_embedding_only_weights_file_needs_the_encoder() -> None:
+    """The compiler knows a format-1 file embeds for routing and says so."""
+    policy = parse_policy(BASE)
+    assert wanted(policy, routing_embeds=True) == {"classify.model.embedding": ENCODER}
+    assert wanted(policy, routing_embeds=False) == {}

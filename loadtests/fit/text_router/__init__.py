@@ -1,0 +1,1 @@
+"""Fit the bundled default (text) difficulty model on public outcomes."""

@@ -1,0 +1,1 @@
+"""Benchmark: the plan stage of an auto-routed request, per way of scoring the difficulty."""
