@@ -119,6 +119,8 @@ def fold_load(state: BackendState, load: Load, now: float, fresh_s: float = 2.0)
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
     state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, state.host_inflight
+    if state.others > 0:
+        state.others_at = now
     learn_batch(state, load, now)
 
 

@@ -36,9 +36,10 @@ which refusing others cannot shorten.
 
 Other gateways (replicas of this one, other clients) show in the same report: what it runs
 and queues beyond what this gateway had sent at the read (``others``). A known batch is
-then shared: this gateway takes what the others leave of it, and at least half of it while
-they use it (two gateways each keeping to half fill it and queue nothing), and the engine's
-queue counts theirs too.
+then shared: while others were seen using it within ``SHARE_MEMORY_S``, this gateway keeps
+to half of it (two gateways each keeping to half fill it and queue nothing; taking what a
+read said the others left let two stale reads overfill it), and the engine's queue counts
+theirs too.
 
 The workers of one host (``serve --workers N``) are one gateway: each publishes its own
 counts on the host board (``host``, a ``HostShare``) and every decision here reads the
@@ -67,6 +68,7 @@ PROBE_FACTOR = 2.0  # ... and up to this many times the most it was seen taking
 PROBE_WAIT_S = 1.0  # while it shows room: the most a blind step may queue inside it
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 HOLD_ALPHA = 0.1  # weight of one request in the mean time a request holds a slot there
+SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of it
 
 
 class Movable(Protocol):
@@ -126,6 +128,7 @@ class BackendState:
     own_at_read: float = 0.0  # what this gateway had in flight there at that read
     fresh_s: float = 0.0  # how long such a read is believed
     late_at: float = -math.inf  # when a first token last came later than predicted
+    others_at: float = -math.inf  # when a read last showed others' requests in it
     hold_s: float | None = None  # the mean time a request held a slot here (EWMA), seconds
     clock: Callable[[], float] = time.monotonic
     # The requests sent here still waiting for their first token that can be taken back,
@@ -293,8 +296,8 @@ class BackendState:
             # running more.
             probe = 0 if self.batch_known else 1
             batch = int(self.slots_seen) + probe
-            if self.others > 0:
-                batch = max(math.ceil(batch / 2), batch - math.ceil(self.others))
+            if self.shared:
+                batch = max(1, int(self.slots_seen) // 2)
             return min(hard, batch)
         taken = max(self.slots_seen, self.room_seen)
         probe = max(PROBE_MIN, int(PROBE_FACTOR * taken))
@@ -326,8 +329,9 @@ class BackendState:
 
     @property
     def shared(self) -> bool:
-        """Its known batch is shared with others: read it often, their use changes."""
-        return self.batch_limited and self.others > 0
+        """Its known batch is shared with others (seen within ``SHARE_MEMORY_S``): read
+        it often, their use changes."""
+        return self.batch_limited and self.clock() - self.others_at <= SHARE_MEMORY_S
 
     @property
     def has_capacity(self) -> bool:

@@ -88,6 +88,7 @@ def test_a_batch_shown_full_caps_it_whatever_its_hold() -> None:
     clock = Clock()
     state = _state(clock)
     _held(state, 0.02)
+    state.inflight = 4
     fold_load(state, Load(running=4), clock.now, fresh_s=2.0)
     assert state.dispatch_cap == 204
     state.inflight = 64  # the step went out; the next read shows 8 running, 56 waiting
