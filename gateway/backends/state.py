@@ -15,15 +15,14 @@ How much a replica takes at once comes from evidence, never from a guess that re
   came in line with the prediction, ``room_seen``), the rest waiting in the gateway for a
   moment while the next read (every ``OVERFLOW_TICK_S`` while it is probed) or first token
   raises the bound: a lower bound that rises at once on evidence, never a limit that
-  refuses (``probing``). How much more: as many as would drain within ``PROBE_WAIT_S``
-  behind ``taken`` were that all its room, ``taken * (1 + PROBE_WAIT_S / hold)``, ``hold``
-  the mean time its requests held a slot (``hold_s``), while its fresh report shows room
-  (``shows_room``: nothing waiting, the KV cache below ``KV_ROOM``, no first token late
-  since); one more without that report. A wrong probe thus costs at most about
-  ``PROBE_WAIT_S`` of lateness: a fast engine seen running 4 (20 ms a request) takes a step
-  to 64 or 200 users at once, a burst onto a slow small batch (3 s a request) waits in the
-  gateway, where it is judged, instead of blind inside the engine. Before any hold is seen:
-  ``PROBE_FACTOR`` times ``taken``, at least ``PROBE_MIN``;
+  refuses (``probing``). How much more: ``PROBE_FACTOR`` times ``taken``, at least
+  ``PROBE_MIN``, so that a burst onto a small batch shows it full within a read (its waits
+  then become evidence, and the waiters that cannot be served in time are refused); and,
+  while its fresh report shows room (``shows_room``: nothing waiting, the KV cache below
+  ``KV_ROOM``, no first token late since) and the mean time its requests held a slot
+  (``hold_s``) is known, as many as would drain within ``PROBE_WAIT_S`` behind ``taken``
+  were that all its room, ``taken * (1 + PROBE_WAIT_S / hold)``, if more: a fast engine
+  seen running 4 (20 ms a request) takes a step to 64 or 200 users at once;
 - a read showing requests waiting while the KV cache had room and it ran its most tells
   its batch size (``batch_limited``): from then on it is sent that many at once;
 - an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
@@ -65,7 +64,7 @@ from gateway.policy.compile import BackendSpec, CompiledPolicy
 BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
 PROBE_MIN = 8  # in flight on a replica whose metrics showed no limit yet, at least
 PROBE_FACTOR = 2.0  # ... and up to this many times the most it was seen taking
-PROBE_WAIT_S = 1.0  # the most a probe's excess may wait inside an engine
+PROBE_WAIT_S = 1.0  # while it shows room: the most a probe's excess may wait inside it
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 HOLD_ALPHA = 0.1  # weight of one request in the mean time a request holds a slot there
 SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of it
@@ -300,11 +299,8 @@ class BackendState:
                 batch = max(1, int(self.slots_seen) // 2)
             return min(hard, batch)
         taken = max(self.slots_seen, self.room_seen)
-        hold = self.hold_s
-        if hold is None:
-            return min(hard, max(PROBE_MIN, int(PROBE_FACTOR * taken)))
-        probe = int(taken) + 1
-        if self.shows_room:
+        probe, hold = max(PROBE_MIN, int(PROBE_FACTOR * taken)), self.hold_s
+        if self.shows_room and hold is not None:
             # As many more as would drain within PROBE_WAIT_S were ``taken`` all it has.
             drains = taken * (1.0 + PROBE_WAIT_S / max(hold, 1e-3))
             probe = max(probe, int(min(drains, float(hard))))

@@ -47,20 +47,19 @@ def _held(state: BackendState, seconds: float, times: int = 5) -> None:
 CAPS: dict[str, tuple[Load, float, float | None, float | None, int]] = {
     "fast engine, fresh report of room: a step to 64 (200) users goes at once": (
         Load(running=4), 0.5, 0.02, None, 204),
-    "slow engine (hold 1.2 s), room: what drains in a second behind 4": (
-        Load(running=4), 0.5, 1.2, None, 7),
-    "slow small engine (hold 3 s), room: one more than it ran": (
-        Load(running=4), 0.5, 3.0, None, 5),
+    "slow engine (hold 1.2 s), room: PROBE_FACTOR x what it ran": (
+        Load(running=4), 0.5, 1.2, None, 8),
     "hold 0.5 s, running 8: as many as drain in a second behind 8": (
         Load(running=8), 0.5, 0.5, None, 24),
     "no hold seen yet: PROBE_FACTOR x what it ran, at least PROBE_MIN": (
         Load(running=4), 0.5, None, None, 8),
-    "stale report (3 s, fresh for 2): one more": (Load(running=4), 3.0, 0.02, None, 5),
-    "it reports waiting (not its batch: ran fewer than seen): one more": (
-        Load(running=4, waiting=1, kv_usage=0.95), 0.5, 0.02, None, 5),
-    "KV cache nearly full: one more": (Load(running=4, kv_usage=0.92), 0.5, 0.02, None, 5),
+    "stale report (3 s, fresh for 2): the probe alone": (Load(running=4), 3.0, 0.02, None, 8),
+    "it reports waiting (not its batch: ran fewer than seen): the probe alone": (
+        Load(running=4, waiting=1, kv_usage=0.95), 0.5, 0.02, None, 8),
+    "KV cache nearly full: the probe alone": (
+        Load(running=4, kv_usage=0.92), 0.5, 0.02, None, 8),
     "a first token came late 1 s ago: the report is not believed": (
-        Load(running=4), 0.5, 0.02, 1.0, 5),
+        Load(running=4), 0.5, 0.02, 1.0, 8),
     "the late first token is older than the freshness window": (
         Load(running=4), 0.5, 0.02, 2.5, 204),
 }  # fmt: skip
@@ -155,12 +154,16 @@ def test_an_engine_with_room_is_not_predicted_to_refuse(
     assert state.ttft_supported(100.0, at_next_slot=next_slot) is refuses
 
 
-def test_a_cold_burst_onto_a_slow_small_engine_is_probed_one_at_a_time() -> None:
+def test_a_cold_burst_onto_a_slow_small_engine_is_probed_to_show_its_batch() -> None:
     """After an idle minute (nothing running, fresh reads), 300 at once onto 4 slots of 3 s:
-    one more than it showed goes, the rest waits in the gateway, where it is judged."""
+    the probe (8) goes, so the first read shows the batch full; the rest waits in the
+    gateway, where it is judged."""
     clock = Clock()
     state = _state(clock)
     _held(state, 3.0)
     state.room_seen = 4.0  # the warm-up's first tokens came in line with 4 in flight
     fold_load(state, Load(running=0), clock.now, fresh_s=2.0)
-    assert (state.dispatch_cap, state.probing) == (5, True)
+    assert (state.dispatch_cap, state.probing) == (8, True)
+    state.inflight = 8
+    fold_load(state, Load(running=4, waiting=4), clock.now + 0.05, fresh_s=2.0)
+    assert (state.dispatch_cap, state.probing) == (5, False)
