@@ -68,6 +68,7 @@ PROBE_WAIT_S = 1.0  # while it shows room: the most a probe's excess may wait in
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 HOLD_ALPHA = 0.1  # weight of one request in the mean time a request holds a slot there
 SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of it
+LATE = (2.0, 0.1)  # a first token is late past 2x its calibrated prediction + 0.1 s
 
 
 class Movable(Protocol):
@@ -226,10 +227,12 @@ class BackendState:
         the engine had room for them all."""
         self.room_seen = max(self.room_seen, inflight_at_dispatch)
 
-    def first_token_late(self) -> None:
-        """A first token came later than its (supported, calibrated) prediction: the
-        engine's report of room is not believed until a fresh window passes without one."""
-        self.late_at = self.clock()
+    def first_token_late(self, observed_s: float, upper_s: float) -> None:
+        """A first token came past its (supported, calibrated) prediction; well past it
+        (``LATE``: the calibrated one is exceeded one time in ten by design), the engine's
+        report of room is not believed until a fresh window passes without such a one."""
+        if observed_s > LATE[0] * upper_s + LATE[1]:
+            self.late_at = self.clock()
 
     @property
     def shows_room(self) -> bool:

@@ -111,7 +111,7 @@ class Lease:
                 # In line with no queue inside the engine: it had room for all we had sent.
                 self.backend.first_token_in_line(self._inflight_at)
             elif self._supported:
-                self.backend.first_token_late()
+                self.backend.first_token_late(observed, self._upper)
             error = self.backend.ttft_model.observe(self._features, observed, self._predicted)
             direction = "under" if error > 0 else "over"  # under-predicted: it took longer
             pool = self.plan.pool.name

@@ -60,7 +60,7 @@ def test_no_deadline_refusal_while_the_engine_shows_room(
     state = _engine(clock)
     if late_s is not None:
         clock.now -= late_s
-        state.first_token_late()
+        state.first_token_late(10.0, 1.0)
         clock.now += late_s
     fold_load(state, Load(running=40, waiting=waiting), clock.now - 0.3, fresh_s=2.0)
     fleet = FleetView(

@@ -77,7 +77,7 @@ def test_a_fresh_report_of_room_raises_the_probe_at_once(
         _held(state, hold_s, times=1)
     if late_s is not None:
         clock.now -= late_s
-        state.first_token_late()
+        state.first_token_late(10.0, 1.0)
         clock.now += late_s
     fold_load(state, load, clock.now - age_s, fresh_s=2.0)
     assert state.dispatch_cap == cap
@@ -147,7 +147,7 @@ def test_an_engine_with_room_is_not_predicted_to_refuse(
     state.pending_tokens = 4000.0
     if late_s is not None:
         clock.now -= late_s
-        state.first_token_late()
+        state.first_token_late(10.0, 1.0)
         clock.now += late_s
     fold_load(state, Load(running=40, waiting=waiting), clock.now - age_s, fresh_s=2.0)
     assert state.predict_ttft(100.0, at_next_slot=next_slot) > 1.0
@@ -167,3 +167,23 @@ def test_a_cold_burst_onto_a_slow_small_engine_is_probed_to_show_its_batch() -> 
     state.inflight = 8
     fold_load(state, Load(running=4, waiting=4), clock.now + 0.05, fresh_s=2.0)
     assert (state.dispatch_cap, state.probing) == (5, False)
+
+
+# (observed s, calibrated prediction s) -> the report of room is no longer believed
+LATE: dict[str, tuple[float, float, bool]] = {
+    "past the calibrated prediction (one time in ten): still believed": (0.09, 0.06, False),
+    "twice it, but within 0.1 s: jitter, still believed": (0.2, 0.06, False),
+    "well past it: not believed": (0.5, 0.06, True),
+    "a slow engine, 2.5x its prediction: not believed": (5.0, 2.0, True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("observed", "upper", "late"), LATE.values(), ids=LATE.keys())
+def test_only_a_first_token_well_past_its_prediction_is_late(
+    observed: float, upper: float, late: bool
+) -> None:
+    clock = Clock()
+    state = _state(clock)
+    fold_load(state, Load(running=4), clock.now, fresh_s=2.0)
+    state.first_token_late(observed, upper)
+    assert state.shows_room is not late
