@@ -26,7 +26,15 @@ it drains).
 With several workers on one host (``serve --workers``), the rates are the host's: each
 worker's own plus its siblings' (``elsewhere``, their rates decayed to now).
 
-Parameters: ``tau_s`` (2 s), ``enter_ratio`` (1.5), ``exit_ratio`` (1.1).
+Noise: arrivals at exactly the drain rate are random (Poisson), and over ``tau_s`` their
+weighted count ``arrivals * tau_s`` has mean ``drain * tau_s`` and standard deviation
+``sqrt(drain * tau_s / 2)``. Entering, "faster" therefore means past the ratio by
+``noise_z`` of those standard deviations as well: ``arrivals * tau > ratio * drain * tau + noise_z *
+sqrt(drain * tau / 2)``, so a clump of a burst at 1x capacity (the mean count at a 2.63/s
+drain is 5.3, its deviation 1.6) is not taken for saturation, while a sustained 2x or more
+is (onset about 1.9 s into a 3x burst at that drain, 1.4 s without the margin).
+
+Parameters: ``tau_s`` (2 s), ``enter_ratio`` (1.5), ``exit_ratio`` (1.1), ``noise_z`` (1).
 """
 
 from __future__ import annotations
@@ -110,18 +118,32 @@ class Rate:
 class Saturation:
     """One pool's detector: feed it arrivals and completions, ask it for the state."""
 
-    __slots__ = ("_enter", "_exit", "_saturated", "arrivals", "completions")
+    __slots__ = ("_enter", "_exit", "_saturated", "_z", "arrivals", "completions")
 
     def __init__(
-        self, *, tau_s: float = 2.0, enter_ratio: float = 1.5, exit_ratio: float = 1.1
+        self,
+        *,
+        tau_s: float = 2.0,
+        enter_ratio: float = 1.5,
+        exit_ratio: float = 1.1,
+        noise_z: float = 1.0,
     ) -> None:
         if not 0 < exit_ratio <= enter_ratio:
             raise ValueError("need 0 < exit_ratio <= enter_ratio")
+        if not (math.isfinite(noise_z) and noise_z >= 0):
+            raise ValueError(f"noise_z must be a number >= 0, got {noise_z}")
         self.arrivals = Rate(tau_s)
         self.completions = Rate(tau_s)
         self._enter = enter_ratio
         self._exit = exit_ratio
+        self._z = noise_z
         self._saturated = False
+
+    def faster(self, arrivals: float, drain: float, ratio: float) -> bool:
+        """Arrivals past ``ratio`` times the drain by more than their Poisson noise."""
+        tau = self.arrivals.tau_s
+        margin = self._z * math.sqrt(max(0.0, drain) * tau / 2.0)
+        return arrivals * tau > ratio * drain * tau + margin
 
     def arrived(self, now: float) -> None:
         self.arrivals.add(now)
@@ -144,8 +166,10 @@ class Saturation:
         ``elsewhere``: the arrival and completion rates of the host's other workers."""
         arrivals = self.arrivals.read(now) + elsewhere[0]
         drain = max(self.completions.read(now) + elsewhere[1], capacity_per_s)
-        ratio = self._exit if self._saturated else self._enter
-        faster = arrivals > ratio * drain
+        if self._saturated:  # leaves once arrivals fall to exit_ratio x drain: no margin
+            faster = arrivals > self._exit * drain
+        else:
+            faster = self.faster(arrivals, drain, self._enter)
         self._saturated = waiting.any and faster
         rates = f"{arrivals:.1f}/s arriving, {drain:.1f}/s draining"
         if not self._saturated:

@@ -25,13 +25,12 @@ from collections.abc import Callable
 
 from gateway.backends.probe import ProbeFailed, ProblemLog, probe_get
 from gateway.backends.scrape import Load, parse_load, scrapes, windowed_ratio
-from gateway.backends.state import BackendState
+from gateway.backends.state import KV_ROOM, BackendState
 from gateway.policy.compile import CompiledPolicy
 from gateway.upstream import ConnectionPool
 
 log = logging.getLogger(__name__)
 
-KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 OVERFLOW_TICK_S = 0.05  # how soon an engine sent more than it was seen running is read
 SHARED_TICK_S = 0.2  # how often an engine whose batch others use too is read
 CONFIRM_GAP_S = 1.0  # the least time between two reads that confirm a batch size
@@ -120,6 +119,8 @@ def fold_load(state: BackendState, load: Load, now: float, fresh_s: float = 2.0)
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
     state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, state.host_inflight
+    if state.others > 0:
+        state.others_at = now
     learn_batch(state, load, now)
 
 

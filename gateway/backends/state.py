@@ -10,24 +10,35 @@ breaker setting gives the backend a fresh breaker.
 How much a replica takes at once comes from evidence, never from a guess that refuses:
 
 - a cap the policy sets (``max_inflight``) is a hard cap;
-- an engine whose metrics were read is sent at most what it was seen to take, times
-  ``PROBE_FACTOR`` (at least ``PROBE_MIN``): its largest running count in a read, or the
-  most in flight whose first tokens came in line with the prediction (``room_seen``); the
-  rest waits in the gateway for a moment while the next read (every ``OVERFLOW_TICK_S``
-  while it is probed) or first token raises the bound. A lower bound learned at low load
-  rises at once on evidence; it is never a limit that refuses (``probing``);
+- an engine whose metrics were read is probed: sent more than it was seen to take
+  (``taken``: its largest running count in a read, or the most in flight whose first tokens
+  came in line with the prediction, ``room_seen``), the rest waiting in the gateway for a
+  moment while the next read (every ``OVERFLOW_TICK_S`` while it is probed) or first token
+  raises the bound: a lower bound that rises at once on evidence, never a limit that
+  refuses (``probing``). How much more: ``PROBE_FACTOR`` times ``taken``, at least
+  ``PROBE_MIN``, so that a burst onto a small batch shows it full within a read (its waits
+  then become evidence, and the waiters that cannot be served in time are refused); and,
+  while its fresh report shows room (``shows_room``: nothing waiting, the KV cache below
+  ``KV_ROOM``, no first token late since) and the mean time its requests held a slot
+  (``hold_s``) is known, as many as would drain within ``PROBE_WAIT_S`` behind ``taken``
+  were that all its room, ``taken * (1 + PROBE_WAIT_S / hold)``, if more: a fast engine
+  seen running 4 (20 ms a request) takes a step to 64 or 200 users at once;
 - a read showing requests waiting while the KV cache had room and it ran its most tells
   its batch size (``batch_limited``): from then on it is sent that many at once;
 - an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
 
 Its reported queue is believed while the report is fresh (``fresh_s``, two scrape
-intervals): no queueing inside it is predicted while it reports none.
+intervals): no queueing inside it is predicted while it reports none, and while it shows
+room a prediction for a request it can take now refuses nothing (``ttft_supported``): what
+keeps such a request from its first token is its own prefill or the gateway's own delay,
+which refusing others cannot shorten.
 
 Other gateways (replicas of this one, other clients) show in the same report: what it runs
 and queues beyond what this gateway had sent at the read (``others``). A known batch is
-then shared: this gateway takes what the others leave of it, and at least half of it while
-they use it (two gateways each keeping to half fill it and queue nothing), and the engine's
-queue counts theirs too.
+then shared: while others were seen using it within ``SHARE_MEMORY_S``, this gateway keeps
+to half of it (two gateways each keeping to half fill it and queue nothing; taking what a
+read said the others left let two stale reads overfill it), and the engine's queue counts
+theirs too.
 
 The workers of one host (``serve --workers N``) are one gateway: each publishes its own
 counts on the host board (``host``, a ``HostShare``) and every decision here reads the
@@ -53,6 +64,11 @@ from gateway.policy.compile import BackendSpec, CompiledPolicy
 BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
 PROBE_MIN = 8  # in flight on a replica whose metrics showed no limit yet, at least
 PROBE_FACTOR = 2.0  # ... and up to this many times the most it was seen taking
+PROBE_WAIT_S = 1.0  # while it shows room: the most a probe's excess may wait inside it
+KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
+HOLD_ALPHA = 0.1  # weight of one request in the mean time a request holds a slot there
+SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of it
+LATE = (2.0, 0.1)  # a first token is late past 2x its calibrated prediction + 0.1 s
 
 
 class Movable(Protocol):
@@ -111,6 +127,9 @@ class BackendState:
     read_at: float = -math.inf  # when its metrics were last read (the registry's clock)
     own_at_read: float = 0.0  # what this gateway had in flight there at that read
     fresh_s: float = 0.0  # how long such a read is believed
+    late_at: float = -math.inf  # when a first token last came later than predicted
+    others_at: float = -math.inf  # when a read last showed others' requests in it
+    hold_s: float | None = None  # the mean time a request held a slot here (EWMA), seconds
     clock: Callable[[], float] = time.monotonic
     # The requests sent here still waiting for their first token that can be taken back,
     # oldest first (``recovery/take_back.py`` picks the last sent).
@@ -133,9 +152,12 @@ class BackendState:
         self.pending_tokens = max(0.0, self.pending_tokens - uncached_tokens)
         self._publish()
 
-    def done(self) -> None:
-        """A request sent here ended."""
+    def done(self, held_s: float | None = None) -> None:
+        """A request sent here ended, after holding its slot ``held_s`` (None: unknown)."""
         self.inflight -= 1
+        if held_s is not None and math.isfinite(held_s) and held_s >= 0.0:
+            old = self.hold_s
+            self.hold_s = held_s if old is None else old + HOLD_ALPHA * (held_s - old)
         self._publish()
 
     def _publish(self) -> None:
@@ -205,6 +227,21 @@ class BackendState:
         the engine had room for them all."""
         self.room_seen = max(self.room_seen, inflight_at_dispatch)
 
+    def first_token_late(self, observed_s: float, upper_s: float) -> None:
+        """A first token came past its (supported, calibrated) prediction; well past it
+        (``LATE``: the calibrated one is exceeded one time in ten by design), the engine's
+        report of room is not believed until a fresh window passes without such a one."""
+        if observed_s > LATE[0] * upper_s + LATE[1]:
+            self.late_at = self.clock()
+
+    @property
+    def shows_room(self) -> bool:
+        """Its fresh report shows room: nothing waiting, the KV cache below ``KV_ROOM``,
+        and no first token late since the freshness window began."""
+        if not self.report_fresh or self.load.waiting > 0 or self.load.kv_usage >= KV_ROOM:
+            return False
+        return self.clock() - self.late_at > self.fresh_s
+
     def next_slot_features(self, uncached_tokens: float) -> TtftFeatures:
         """What a request meets when sent as the next slot frees (it waits in the gateway
         until then): every other slot decoding, nothing else in prefill or queued."""
@@ -217,7 +254,10 @@ class BackendState:
         return self.ttft_model.upper(self._features(uncached_tokens, at_next_slot))
 
     def ttft_supported(self, uncached_tokens: float, *, at_next_slot: bool = False) -> bool:
-        """Whether ``predict_ttft`` rests on observations (not a prior, not extrapolated)."""
+        """Whether ``predict_ttft`` rests on observations (not a prior, not extrapolated)
+        and may refuse: never for a request sent now to an engine that shows room."""
+        if not at_next_slot and self.shows_room:
+            return False
         return self.ttft_model.supported(self._features(uncached_tokens, at_next_slot))
 
     def _features(self, uncached_tokens: float, at_next_slot: bool) -> TtftFeatures:
@@ -258,11 +298,16 @@ class BackendState:
             # running more.
             probe = 0 if self.batch_known else 1
             batch = int(self.slots_seen) + probe
-            if self.others > 0:
-                batch = max(math.ceil(batch / 2), batch - math.ceil(self.others))
+            if self.shared:
+                batch = max(1, int(self.slots_seen) // 2)
             return min(hard, batch)
         taken = max(self.slots_seen, self.room_seen)
-        return min(hard, max(PROBE_MIN, int(PROBE_FACTOR * taken)))
+        probe, hold = max(PROBE_MIN, int(PROBE_FACTOR * taken)), self.hold_s
+        if self.shows_room and hold is not None:
+            # As many more as would drain within PROBE_WAIT_S were ``taken`` all it has.
+            drains = taken * (1.0 + PROBE_WAIT_S / max(hold, 1e-3))
+            probe = max(probe, int(min(drains, float(hard))))
+        return min(hard, probe)
 
     @property
     def probing(self) -> bool:
@@ -285,8 +330,9 @@ class BackendState:
 
     @property
     def shared(self) -> bool:
-        """Its known batch is shared with others: read it often, their use changes."""
-        return self.batch_limited and self.others > 0
+        """Its known batch is shared with others (seen within ``SHARE_MEMORY_S``): read
+        it often, their use changes."""
+        return self.batch_limited and self.clock() - self.others_at <= SHARE_MEMORY_S
 
     @property
     def has_capacity(self) -> bool:

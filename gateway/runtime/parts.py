@@ -333,6 +333,9 @@ class Gateway:
         admission = self.admissions.get(state.spec.pool)
         if admission is not None and admission.queue:
             admission.dispatch()
+            # A limit it showed now (a full batch) makes the waits evidence: refuse at once
+            # the waiters that cannot be served in time, not at their next release.
+            admission.recheck()
 
     def on_health_change(self, state: BackendState) -> None:
         gauge = self.metrics.backend_healthy.labels(state.name, state.spec.pool)

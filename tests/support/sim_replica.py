@@ -36,9 +36,13 @@ class SimReplica:
 
 
 @contextmanager
-def sim_replica(profile: str = "qwen2.5-1.5b-h100", speed: float = 1.0) -> Iterator[SimReplica]:
-    replica = build_replica(
-        load_profile(profile), kind="vllm", served_model=SERVED, clock=RealClock(speed)
-    )
+def sim_replica(
+    profile: str = "qwen2.5-1.5b-h100", speed: float = 1.0, max_num_seqs: int | None = None
+) -> Iterator[SimReplica]:
+    """The replica of ``profile``, running ``max_num_seqs`` at once (None: the profile's)."""
+    loaded = load_profile(profile)
+    if max_num_seqs is not None:
+        loaded = loaded.model_copy(update={"max_num_seqs": max_num_seqs})
+    replica = build_replica(loaded, kind="vllm", served_model=SERVED, clock=RealClock(speed))
     with serve_app(build_app(replica)) as served:
         yield SimReplica(replica, served)

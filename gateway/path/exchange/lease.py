@@ -110,6 +110,8 @@ class Lease:
             if self._supported and observed <= self._upper:
                 # In line with no queue inside the engine: it had room for all we had sent.
                 self.backend.first_token_in_line(self._inflight_at)
+            elif self._supported:
+                self.backend.first_token_late(observed, self._upper)
             error = self.backend.ttft_model.observe(self._features, observed, self._predicted)
             direction = "under" if error > 0 else "over"  # under-predicted: it took longer
             pool = self.plan.pool.name
@@ -125,7 +127,7 @@ class Lease:
         self._done = True
         if self._pending:
             self._not_pending()
-        self.backend.done()
+        self.backend.done(self._clock() - self._started)
         self._metrics.inflight.labels(self.plan.pool.name).dec()
         self._judge(outcome)
         if outcome.input_tokens is not None and outcome.status == 200:

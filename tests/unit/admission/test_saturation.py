@@ -91,3 +91,33 @@ def _feed(saturation: Saturation, arrive: float, complete: float, start: float, 
         events += [(start + i / complete, "c") for i in range(int((end - start) * complete))]
     for at, kind in sorted(events):
         (saturation.arrived if kind == "a" else saturation.completed)(at)
+
+
+# (arrivals per s, drain per s, noise_z) -> faster than enter_ratio (1.5) x drain?
+NOISE: dict[str, tuple[float, float, float, bool]] = {
+    "a clump at 1x (3.8/s against 2.63/s: 1.45x) is noise": (3.8, 2.63, 1.0, False),
+    "1.6x at 2.63/s: past the ratio, within the noise": (4.2, 2.63, 1.0, False),
+    "... without the margin: faster": (4.2, 2.63, 0.0, True),
+    "2x at 2.63/s: faster": (5.26, 2.63, 1.0, True),
+    "1.6x at 100/s: the noise is small against the count": (160.0, 100.0, 1.0, True),
+    "nothing draining: any arrival is faster": (0.5, 0.0, 1.0, True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("arrive", "drain", "z", "faster"), NOISE.values(), ids=NOISE.keys())
+def test_faster_is_past_the_ratio_by_more_than_poisson_noise(
+    arrive: float, drain: float, z: float, faster: bool
+) -> None:
+    assert Saturation(noise_z=z).faster(arrive, drain, 1.5) is faster
+
+
+def test_a_clump_at_1x_leaves_the_pool_nominal_a_sustained_3x_does_not() -> None:
+    """Seven arrivals in a second on a 2.63/s drain (its slots over their hold: a burst's
+    clump at 1x): nominal; 3x for 3 s: saturated."""
+    saturation, drain = Saturation(), 2.63
+    _feed(saturation, 2.63, 2.63, 0.0, 10.0)
+    _feed(saturation, 7.0, 0.0, 10.0, 11.0)
+    assert not saturation.state(11.0, QUEUED, _no_wait, None, drain).saturated
+    assert Saturation(noise_z=0.0).faster(saturation.arrivals.read(11.0), drain, 1.5)
+    _feed(saturation, 7.9, 0.0, 11.0, 14.0)
+    assert saturation.state(14.0, QUEUED, _no_wait, None, drain).saturated

@@ -364,7 +364,9 @@ SHARED: dict[str, tuple[int, Load, int, tuple[int, float]]] = {
     "another uses all four: half is still ours": (0, Load(running=4, waiting=1), 1, (2, 2.0)),
     "both at half: full, nothing queued": (2, Load(running=4, waiting=0), 2, (2, 0.0)),
     "theirs queue too, ours beyond half queues": (2, Load(running=4, waiting=3), 3, (2, 4.0)),
-}
+    "another uses one: still half, a stale read must not let both overfill it": (
+        3, Load(running=4, waiting=0), 3, (2, 0.0)),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -383,3 +385,20 @@ def test_a_batch_shared_with_other_gateways(
     state.inflight = ours_now
     assert (state.dispatch_cap, state.ttft_features(100.0).engine_waiting) == expected
     assert state.shared is (state.others > 0)
+
+
+def test_a_shared_batch_is_halved_while_others_were_seen_recently() -> None:
+    from gateway.backends.load_watch import fold_load
+    from gateway.backends.state import SHARE_MEMORY_S
+
+    _, state = _registry(VLLM.replace(", max_inflight: 4", ""))
+    now = state.clock()
+    for second in (-3.0, -2.0):  # its batch of 4 known
+        fold_load(state, Load(running=4, waiting=1), now + second)
+    state.inflight = 2
+    fold_load(state, Load(running=4), now - 1.0)  # another gateway runs two
+    assert (state.shared, state.dispatch_cap) == (True, 2)
+    fold_load(state, Load(running=2), now)  # they are idle at this read: still half
+    assert (state.others, state.shared, state.dispatch_cap) == (0.0, True, 2)
+    state.others_at = now - SHARE_MEMORY_S - 1.0  # none seen for longer: all of it
+    assert (state.shared, state.dispatch_cap) == (False, 4)
