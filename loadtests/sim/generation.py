@@ -6,7 +6,9 @@ Algorithm: the prompt is tokenised with the pseudo-tokeniser; the output length 
 (uniform in ``[natural_stop.min_tokens, natural_stop.max_tokens]`` from a hash of prompt and
 seed) is shorter, in which case the request finishes with "stop". Output text is
 ``tokenizer.generate(prompt, seed, n)``, so a prompt and seed always give the same text, and
-every engine output becomes that many pieces of it.
+every engine output becomes that many pieces of it. A prompt that ends with the start of this
+model's own answer to a shorter prompt (a continuation: ``continuation.py``) is answered with
+the rest of that answer, and stops where it would have stopped.
 
 Disconnects: a client disconnect aborts the engine request at once and frees its blocks,
 whether it is waiting, prefilling or decoding. From the moment a request is accepted until its
@@ -22,8 +24,10 @@ any other reason is aborted too.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import math
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +35,11 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from loadtests.sim import tokenizer
+from loadtests.sim import continuation, tokenizer
+from loadtests.sim.continuation import Origin
 from loadtests.sim.driver import RequestAborted, RequestStream
 from loadtests.sim.engine import EngineRequest
+from loadtests.sim.faults import StreamCut
 from loadtests.sim.profile import NaturalStop
 from loadtests.sim.replica import Replica
 
@@ -48,15 +54,20 @@ class SimRequestError(Exception):
         self.err_type = err_type
 
 
-def chat_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
-    """Render chat messages with a ChatML-like template (the shape, not the exact bytes)."""
+def chat_prompt(messages: Sequence[Mapping[str, Any]], *, open_last: bool = False) -> str:
+    """Render chat messages with a ChatML-like template (the shape, not the exact bytes).
+
+    ``open_last`` (vLLM's ``continue_final_message``): the last message is left open, without
+    its end tag or a new assistant turn, so the answer continues it."""
     parts = []
-    for m in messages:
+    for i, m in enumerate(messages):
         content = m.get("content") or ""
         if isinstance(content, list):
             content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        parts.append(f"<|im_start|>{m.get('role', 'user')}\n{content}<|im_end|>\n")
-    parts.append("<|im_start|>assistant\n")
+        end = "" if open_last and i == len(messages) - 1 else "<|im_end|>\n"
+        parts.append(f"<|im_start|>{m.get('role', 'user')}\n{content}{end}")
+    if not open_last:
+        parts.append("<|im_start|>assistant\n")
     return "".join(parts)
 
 
@@ -72,6 +83,22 @@ class Plan:
     max_tokens: int
     stop_at: int | None
     seed: int
+    # Where the text comes from: the prompt itself, or the one whose answer it continues.
+    origin: Origin | None = None
+
+
+def _stop_and_origin(prompt: str, seed: int, stop: NaturalStop | None) -> tuple[int | None, Origin]:
+    """The natural length left and where the text comes from: a continuation stops where its
+    origin's answer stops; one whose origin had already stopped is answered as a new prompt."""
+    source = continuation.origin(prompt, seed)
+    if stop is None:
+        return None, source
+    if source.offset:
+        left = natural_length(source.prompt, seed, stop) - source.offset
+        if left >= 1:
+            return left, source
+        source = Origin(prompt, 0)
+    return natural_length(prompt, seed, stop), source
 
 
 def plan(
@@ -94,8 +121,8 @@ def plan(
             f"max_tokens={max_tokens} is invalid: prompt has {len(ids)} tokens and "
             f"max_model_len is {profile.max_model_len}.",
         )
-    stop_at = None if ignore_eos else natural_length(prompt, seed, profile.natural_stop)
-    return Plan(prompt, ids, max_tokens, stop_at, seed)
+    stop_at, source = _stop_and_origin(prompt, seed, None if ignore_eos else profile.natural_stop)
+    return Plan(prompt, ids, max_tokens, stop_at, seed, source)
 
 
 @dataclass(frozen=True)
@@ -105,27 +132,74 @@ class Chunk:
 
 
 class Generation:
-    """A planned request running on a replica, yielding text chunks per engine step."""
+    """A planned request running on a replica, yielding text chunks per engine step.
+
+    The replica's faults decide its ``fate`` on arrival (``faults.py``): a stalled request
+    reaches the engine only after its stall (when its answer is first awaited); meanwhile
+    ``stream`` is a stand-in with the same sizes. ``dropped`` is set once it is aborted."""
 
     def __init__(self, replica: Replica, p: Plan, prefix: str = "cmpl") -> None:
         self.replica = replica
         self.plan = p
         self.request_id = f"{prefix}-{uuid.uuid4().hex}"
-        req = EngineRequest(self.request_id, p.prompt_ids, p.max_tokens, p.stop_at)
+        self.dropped = asyncio.Event()
+        self._req = EngineRequest(self.request_id, p.prompt_ids, p.max_tokens, p.stop_at)
         try:
-            self.stream: RequestStream = replica.driver.submit(req)
+            replica.engine.check(self._req)
         except ValueError as exc:
             raise SimRequestError(400, str(exc)) from exc
+        continued = p.origin is not None and p.origin.offset > 0
+        self.fate = replica.faults.admit(p.prompt, p.seed, continued=continued)
+        self.stream = RequestStream(
+            self.request_id, len(p.prompt_ids), p.max_tokens, replica.driver.clock.now()
+        )
+        self._submitted = False
+        if not self.fate.stall_s:
+            self._submit()
+
+    def _submit(self) -> None:
+        self.stream = self.replica.driver.submit(self._req)
+        self._submitted = True
+
+    async def _wait_stall(self) -> None:
+        """Wait out the request's stall (a fault); raises ``RequestAborted`` if it is aborted
+        meanwhile, without ever reaching the engine."""
+        loop = asyncio.get_running_loop()
+        stall = self.fate.stall_s
+        over: asyncio.Future[None] = (
+            loop.create_future()
+            if stall == math.inf
+            else asyncio.ensure_future(self.replica.faults.pause(stall))
+        )
+        left = loop.create_task(self.dropped.wait())
+        waits: set[asyncio.Future[Any]] = {over, left}
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            over.cancel()
+            left.cancel()
+        if self.dropped.is_set():
+            raise RequestAborted(self.request_id)
+        self._submit()
 
     def abort(self) -> None:
         """Abort the engine request unless it already finished or was aborted (idempotent)."""
-        if self.stream.finish_reason is None and not self.stream.aborted:
+        self.dropped.set()
+        if not self._submitted:
+            self.stream.aborted = True
+        elif self.stream.finish_reason is None and not self.stream.aborted:
             self.replica.driver.abort(self.request_id)
 
-    async def chunks(self) -> AsyncIterator[Chunk]:
+    async def chunks(self) -> AsyncGenerator[Chunk, None]:
         """Text per engine output; raises ``RequestAborted`` if the request is aborted."""
-        pieces = tokenizer.generate(self.plan.prompt, self.plan.seed, self.plan.max_tokens)
+        source = self.plan.origin or Origin(self.plan.prompt, 0)
+        total = source.offset + self.plan.max_tokens
+        pieces = itertools.islice(
+            tokenizer.generate(source.prompt, self.plan.seed, total), source.offset, None
+        )
         try:
+            if not self._submitted:
+                await self._wait_stall()
             async for out in self.stream.outputs():
                 yield Chunk([next(pieces) for _ in range(out.new_tokens)], out.finish_reason)
         finally:
@@ -186,6 +260,10 @@ class GenerationStream(StreamingResponse):
             await self.stream_response(send)
         except RequestAborted:
             return  # the client is gone; its engine request is already aborted
+        except StreamCut:
+            # A death (a fault): return with the response incomplete; the server closes the
+            # connection without the chunked terminator, as a dying process's socket would.
+            return
         except OSError as exc:  # a server that reports the closed connection on send
             raise ClientDisconnect() from exc
         finally:
