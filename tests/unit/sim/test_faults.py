@@ -118,3 +118,9 @@ def test_cli_fault_flags_override_a_fleet_files_faults() -> None:
     assert {g.faults.death.rate for g in config.groups} == {0.5}
     assert {g.faults.seed for g in config.groups} == {7}
     assert {g.faults.stall.rate for g in config.groups} == {0.0}
+
+
+def test_the_shipped_faulty_fleet() -> None:
+    (group,) = parse_args(["--fleet", "faults"]).groups
+    assert (group.replicas, group.faults.stall, group.faults.death) == (
+        3, Stall(rate=0.04, seconds=2.5), Death(rate=0.2, after_tokens=10, mode="cut"))  # fmt: skip
