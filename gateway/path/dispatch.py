@@ -301,9 +301,10 @@ class Dispatcher:
         return budget
 
     def alternative_s(self, run: _Run, plan: Plan, lease: Lease) -> float | None:
-        """The best prediction among the pool's other routable replicas with a free slot."""
+        """The soonest expected first token (the prediction itself, not its upper band)
+        among the pool's other routable replicas with a free slot."""
         found = [
-            s.predict_ttft(s.token_count.estimate(lease.chars))
+            s.ttft_model.predict(s.ttft_features(s.token_count.estimate(lease.chars)))
             for s in self._backends.in_pool(run.ctx.policy, plan.pool.name)
             if s.name not in run.tried
             and s.routable

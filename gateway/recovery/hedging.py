@@ -10,8 +10,11 @@ exceeded about one time in ten when calibrated):
   retry budget);
 - ``HEDGE`` once ``elapsed`` passes ``upper``, when all hold: the band rests on observations
   (a prior is no evidence of lateness), hedging is on, the request has not hedged yet,
-  another routable replica with a free slot is predicted to deliver sooner than ``upper``,
-  the pool is not saturated (a hedge must not take a slot that queued work needs), a
+  another routable replica with a free slot is predicted to deliver sooner than this one
+  would be given up (``elapsed`` plus its prediction within the stall limit: a request past
+  its band may well be stalled, and identical replicas predict the same, so "sooner than the
+  band" would never hedge between them; a busy replica, whose prediction holds its queue,
+  is not raced), the pool is not saturated (a hedge must not take a slot that queued work needs), a
   sheddable request is not hedged while anything waits, and the pool's hedge budget allows
   one more extra request (``hedge_budget`` of its recent requests); the first first token
   wins and the other attempt is cancelled at once;
@@ -72,7 +75,8 @@ def _may_hedge(straggler: Straggler, settings: Recovery) -> bool:
     if straggler.priority is Priority.SHEDDABLE and straggler.anything_waits:
         return False
     sooner = straggler.alternative_s
-    return sooner is not None and sooner < straggler.upper_s
+    limit = stall_limit_s(straggler.upper_s, settings)
+    return sooner is not None and straggler.elapsed_s + sooner < limit
 
 
 def next_look(straggler: Straggler, settings: Recovery) -> float:

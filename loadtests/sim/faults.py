@@ -20,6 +20,7 @@ replicas draw independently (a request stalled on one is stalled elsewhere only 
 
 ``replicas`` restricts a group's faults to some of its replicas (their indices in the group).
 Every replica counts what it saw (``sim_requests_total``, ``sim_stalls_total``,
+``sim_stalls_abandoned_total``: aborted by their client during the stall,
 ``sim_stream_deaths_total``, ``sim_continuations_total``), exposed on its ``/metrics``.
 
 Parameters: ``rate`` of each kind, ``seconds``, ``after_tokens``, ``mode``, ``seed``.
@@ -117,6 +118,7 @@ def _exit(status: int) -> NoReturn:
 class FaultCounts:
     requests: int = 0  # generation requests received (every route that runs the engine)
     stalls: int = 0
+    stalls_abandoned: int = 0  # stalled requests whose client left during the stall
     deaths: dict[str, int] = field(default_factory=lambda: {"cut": 0, "hang": 0, "exit": 0})
     # Requests whose prompt ends with this model's own answer so far: continued exactly.
     continuations: int = 0
@@ -154,6 +156,11 @@ class FaultCollector(Collector):
         c = self._counts
         yield CounterMetricFamily("sim_requests", "Generation requests received.", value=c.requests)
         yield CounterMetricFamily("sim_stalls", "Requests stalled by a fault.", value=c.stalls)
+        yield CounterMetricFamily(
+            "sim_stalls_abandoned",
+            "Stalled requests aborted by their client during the stall (a hedge's loser).",
+            value=c.stalls_abandoned,
+        )
         deaths = CounterMetricFamily("sim_stream_deaths", "Streams ended by a fault.",
                                      labels=["mode"])  # fmt: skip
         for mode, n in sorted(c.deaths.items()):

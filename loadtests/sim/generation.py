@@ -219,6 +219,7 @@ class Generation:
             over.cancel()
             left.cancel()
         if self.dropped.is_set():
+            self.replica.faults.counts.stalls_abandoned += 1
             raise RequestAborted(self.request_id)
         self._submit()
 

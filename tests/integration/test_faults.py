@@ -70,12 +70,12 @@ FAULTS = {
         502,
         "upstream_status",
     ),
-    # The client's head waits for the first token: a replica that sends none within its
-    # stall limit is given up, and with no other replica the answer is an honest 503.
+    # The client's head waits for the first token: no first token within first_token_s
+    # (shorter than the stall limit here) is an HTTP error, not a 200 and an error event.
     "hangs after headers": (
         {"stream": True, "fake": {"hang_after_headers": True}},
-        503,
-        "upstream_stall",
+        504,
+        "upstream_timeout",
     ),
     "hangs, whole answer": ({"fake": {"hang": True}}, 504, "upstream_timeout"),
     "malformed SSE": ({"stream": True, "fake": {"bad_json_after": 1}}, 200, "upstream_invalid"),

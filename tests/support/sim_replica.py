@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from loadtests.kit.serving import Served, serve_app
 from loadtests.sim.clock import RealClock
+from loadtests.sim.faults import NO_FAULTS, Faults
 from loadtests.sim.profile import load_profile
 from loadtests.sim.replica import Replica, build_replica
 from loadtests.sim.server import build_app
@@ -36,9 +37,20 @@ class SimReplica:
 
 
 @contextmanager
-def sim_replica(profile: str = "qwen2.5-1.5b-h100", speed: float = 1.0) -> Iterator[SimReplica]:
+def sim_replica(
+    profile: str = "qwen2.5-1.5b-h100",
+    speed: float = 1.0,
+    *,
+    name: str = "replica",
+    faults: Faults = NO_FAULTS,
+) -> Iterator[SimReplica]:
     replica = build_replica(
-        load_profile(profile), kind="vllm", served_model=SERVED, clock=RealClock(speed)
+        load_profile(profile),
+        kind="vllm",
+        served_model=SERVED,
+        clock=RealClock(speed),
+        name=name,
+        faults=faults,
     )
     with serve_app(build_app(replica)) as served:
         yield SimReplica(replica, served)

@@ -160,7 +160,8 @@ class Race:
                 tasks = [a.task for a in self._live]
                 done, _ = await asyncio.wait(
                     [*tasks, waker],
-                    timeout=max(0.0, min(look, deadline) - now),
+                    # A millisecond past the look: a timer due a hair early would spin.
+                    timeout=max(0.0, min(look, deadline) - now) + 0.001,
                     return_when=asyncio.FIRST_COMPLETED,
                 )
             finally:

@@ -38,7 +38,10 @@ MOVES: dict[str, tuple[Straggler, Recovery, bool, Move]] = {
     "already hedged: wait": (_late(hedged=True), ON, True, Move.WAIT),
     "a band from the prior is no evidence: wait": (_late(supported=False), ON, True, Move.WAIT),
     "no other replica free: wait": (_late(alternative_s=None), ON, True, Move.WAIT),
-    "the other is predicted no sooner: wait": (_late(alternative_s=0.7), ON, True, Move.WAIT),
+    "the other delivers after this one's stall limit: wait": (
+        _late(alternative_s=1.5), ON, True, Move.WAIT),
+    "an identical replica (the same prediction) is sooner: hedge": (
+        _late(alternative_s=0.5), ON, True, Move.HEDGE),
     "saturated: a hedge would take a queued request's slot": (
         _late(saturated=True), ON, True, Move.WAIT),
     "sheddable while work waits: wait": (
