@@ -8,7 +8,9 @@ exceeded about one time in ten when calibrated):
   the replica is stalled (a stuck step, a process that keeps its socket and sends nothing);
   the request is cancelled there and tried on another replica (a retry: paid from the pool's
   retry budget);
-- ``HEDGE`` once ``elapsed`` passes ``upper``, when all hold: the band rests on observations
+- ``HEDGE`` once ``elapsed`` passes ``hedge_after * upper`` (the band itself is passed by
+  about one first token in ten: ordinary jitter, which would spend the budget before a real
+  straggler comes), when all hold: the band rests on observations
   (a prior is no evidence of lateness), hedging is on, the request has not hedged yet,
   another routable replica with a free slot is predicted to deliver sooner than this one
   would be given up (``elapsed`` plus its prediction within the stall limit: a request past
@@ -20,8 +22,8 @@ exceeded about one time in ten when calibrated):
   wins and the other attempt is cancelled at once;
 - otherwise ``WAIT``.
 
-``next_look`` says when the answer can next change (the band, then the stall limit), so the
-caller sleeps until then instead of polling.
+``next_look`` says when the answer can next change (the hedge point, then the stall limit),
+so the caller sleeps until then instead of polling.
 """
 
 from __future__ import annotations
@@ -58,11 +60,16 @@ def stall_limit_s(upper_s: float, settings: Recovery) -> float:
     return max(settings.stall_min_s, settings.stall_factor * upper_s)
 
 
+def hedge_at_s(upper_s: float, settings: Recovery) -> float:
+    return settings.hedge_after * upper_s
+
+
 def decide(straggler: Straggler, settings: Recovery, budget_allows: bool) -> Move:
     """What to do now (``budget_allows``: the hedge budget has room for one more)."""
     if straggler.elapsed_s >= stall_limit_s(straggler.upper_s, settings):
         return Move.FAIL_OVER
-    if straggler.elapsed_s < straggler.upper_s or not _may_hedge(straggler, settings):
+    late = straggler.elapsed_s >= hedge_at_s(straggler.upper_s, settings)
+    if not late or not _may_hedge(straggler, settings):
         return Move.WAIT
     return Move.HEDGE if budget_allows else Move.WAIT
 
@@ -82,6 +89,7 @@ def _may_hedge(straggler: Straggler, settings: Recovery) -> bool:
 def next_look(straggler: Straggler, settings: Recovery) -> float:
     """Seconds from dispatch at which ``decide`` may answer otherwise (inf: never)."""
     stall = stall_limit_s(straggler.upper_s, settings)
-    if straggler.elapsed_s < straggler.upper_s and settings.hedge and not straggler.hedged:
-        return straggler.upper_s
+    hedge_at = min(hedge_at_s(straggler.upper_s, settings), stall)
+    if straggler.elapsed_s < hedge_at and settings.hedge and not straggler.hedged:
+        return hedge_at
     return stall if straggler.elapsed_s < stall else math.inf

@@ -221,6 +221,14 @@ class Recovery(_Strict):
         description="A first token late past its prediction's upper band is raced on another "
         "replica predicted to be sooner; the first first token wins, the other is cancelled",
     )
+    hedge_after: float = Field(
+        default=2.0,
+        ge=1,
+        le=100,
+        description="A first token is late (a hedge may go out) past this many times its "
+        "prediction's calibrated upper band (the p90): about one in ten passes the band "
+        "itself, which would spend the hedge budget on ordinary jitter",
+    )
     hedge_budget: float = Field(
         default=0.05,
         ge=0,

@@ -25,7 +25,7 @@ from typing import Protocol
 from gateway.path.exchange.events import EventRelay
 from gateway.path.exchange.first_token import Primed
 from gateway.path.exchange.lease import Lease, Outcome
-from gateway.recovery.continuation import Relayed
+from gateway.recovery.continuation import CONTINUE_FINAL, Relayed, continuation_body
 from gateway.recovery.counters import RecoveryMetrics
 
 # The dispatch stage's: a continuation of ``lease``'s stream from ``relayed``, at its first
@@ -61,8 +61,13 @@ class Splice:
     async def resume(self, lease: Lease, events: EventRelay) -> Primed | None:
         """A continuation after ``lease``'s attempt failed, or None (the stream ends)."""
         pool = lease.plan.pool.name
-        relayed = events.relayed
-        if relayed is None or not relayed.text or self.count >= self._limit:
+        relayed, request = events.relayed, lease.ctx.request
+        if (
+            relayed is None
+            or self.count >= self._limit
+            # A tool call, several choices, log probabilities: nothing can continue them.
+            or continuation_body(request.endpoint, request.body, relayed, CONTINUE_FINAL) is None
+        ):
             self._metrics.continuations.labels(pool, "impossible").inc()
             return None
         self.count += 1

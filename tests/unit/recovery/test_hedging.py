@@ -10,8 +10,9 @@ from gateway.admission.queue import Priority
 from gateway.recovery.hedging import Move, Straggler, decide, next_look
 from gateway.schema import Recovery
 
-ON = Recovery()
+ON = Recovery(hedge_after=1.0)  # late as soon as past the band
 OFF = Recovery(hedge=False)
+DEFAULT = Recovery()  # late past twice the band
 
 
 def _late(**changes: object) -> Straggler:
@@ -53,6 +54,9 @@ MOVES: dict[str, tuple[Straggler, Recovery, bool, Move]] = {
         _late(elapsed_s=0.5, upper_s=0.05), ON, False, Move.WAIT),
     "stalled past 1 s, hedging off: fail over": (
         _late(elapsed_s=1.0, upper_s=0.05), OFF, False, Move.FAIL_OVER),
+    "by default, past the band is not yet late: wait": (_late(), DEFAULT, True, Move.WAIT),
+    "by default, past twice the band: hedge": (
+        _late(elapsed_s=1.0, alternative_s=0.5), DEFAULT, True, Move.HEDGE),
 }  # fmt: skip
 
 
@@ -70,6 +74,9 @@ def test_the_move(straggler: Straggler, settings: Recovery, budget: bool, move: 
         (_late(elapsed_s=0.1), OFF, 2.0),  # hedging off: the stall limit
         (_late(elapsed_s=0.6), ON, 2.0),
         (_late(elapsed_s=3.0), ON, math.inf),  # past everything
+        (_late(elapsed_s=0.1), DEFAULT, 1.0),  # twice the band
+        (_late(elapsed_s=0.1, upper_s=0.9), DEFAULT, 1.8),
+        (_late(elapsed_s=0.1, upper_s=0.9), Recovery(hedge_after=10), 3.6),  # the stall first
     ],
 )
 def test_when_to_look_again(straggler: Straggler, settings: Recovery, at: float) -> None:

@@ -80,7 +80,7 @@ class HandRace(Race):
     def __init__(self, options: Options, clock: Clock, settings: Recovery | None = None) -> None:
         self.metrics_registry = CollectorRegistry()
         self.metrics = RecoveryMetrics(self.metrics_registry)
-        super().__init__(options, settings or Recovery(), clock, self.metrics, "p")  # type: ignore[arg-type]
+        super().__init__(options, settings or Recovery(hedge_after=1), clock, self.metrics, "p")  # type: ignore[arg-type]
         self.outcomes: dict[str, asyncio.Future[Primed]] = {}
 
     async def reach(self, lease: Any) -> Primed:
@@ -225,7 +225,7 @@ async def test_a_client_that_leaves_ends_every_attempt() -> None:
 
 async def test_past_the_deadline_every_attempt_ends() -> None:
     a, clock = FakeLease("a"), Clock()
-    race = HandRace(Options([], budget=0), clock, Recovery(stall_factor=100))
+    race = HandRace(Options([], budget=0), clock, Recovery(stall_factor=100, hedge_after=1))
     run = asyncio.ensure_future(race.run(a, deadline=1.5))  # type: ignore[arg-type]
     await _turn()
     clock.now = 1.6
