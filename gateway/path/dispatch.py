@@ -52,7 +52,7 @@ from gateway.upstream import UpstreamResponse
 # Codes for "no replica to try in this pool": a reason to fall back, not to retry here.
 _NO_REPLICA = frozenset({"no_healthy_backend", "pool_saturated"})
 # The window of a pool's hedge budget (hedges at most ``hedge_budget`` of its requests).
-HEDGE_WINDOW_S = 10.0
+HEDGE_WINDOW_S = 60.0
 # A pool's state for hedging: (saturated, anything waiting).
 PoolStateOf = Callable[[str], tuple[bool, bool]]
 

@@ -10,7 +10,8 @@ exceeded about one time in ten when calibrated):
   retry budget);
 - ``HEDGE`` once ``elapsed`` passes ``hedge_after * upper`` (the band itself is passed by
   about one first token in ten: ordinary jitter, which would spend the budget before a real
-  straggler comes), when all hold: the band rests on observations
+  straggler comes; ``upper`` floored at ``stall_min_s / stall_factor``, as the stall limit
+  floors it), when all hold: the band rests on observations
   (a prior is no evidence of lateness), hedging is on, the request has not hedged yet,
   another routable replica with a free slot is predicted to deliver sooner than this one
   would be given up (``elapsed`` plus its prediction within the stall limit: a request past
@@ -61,7 +62,9 @@ def stall_limit_s(upper_s: float, settings: Recovery) -> float:
 
 
 def hedge_at_s(upper_s: float, settings: Recovery) -> float:
-    return settings.hedge_after * upper_s
+    """The band floored as the stall limit floors it (``stall_min_s / stall_factor``: a
+    band of a few milliseconds is the predictor's, not the replica's), times ``hedge_after``."""
+    return settings.hedge_after * max(upper_s, settings.stall_min_s / settings.stall_factor)
 
 
 def decide(straggler: Straggler, settings: Recovery, budget_allows: bool) -> Move:

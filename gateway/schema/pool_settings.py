@@ -242,7 +242,11 @@ class Recovery(_Strict):
         description="A replica that sends no first token within this many times its "
         "prediction's upper band (at least stall_min_s) is failed over",
     )
-    stall_min_s: PositiveSeconds = 1.0
+    stall_min_s: PositiveSeconds = Field(
+        default=0.25,
+        description="The stall limit's floor: with the hedge budget spent, a stalled "
+        "request waits this long at least before it moves",
+    )
     continue_streams: bool = Field(
         default=True,
         description="A stream cut short after some tokens goes on on another replica that "

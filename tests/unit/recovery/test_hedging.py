@@ -10,8 +10,8 @@ from gateway.admission.queue import Priority
 from gateway.recovery.hedging import Move, Straggler, decide, next_look
 from gateway.schema import Recovery
 
-ON = Recovery(hedge_after=1.0)  # late as soon as past the band
-OFF = Recovery(hedge=False)
+ON = Recovery(hedge_after=1.0, stall_min_s=1.0)  # late as soon as past the band
+OFF = Recovery(hedge=False, stall_min_s=1.0)
 DEFAULT = Recovery()  # late past twice the band
 
 
