@@ -12,9 +12,10 @@ retries cannot amplify an overload; when the budget is spent, the last error is 
 All of this happens before a stream's first token (``exchange/first_token.py``: the
 client's response head is held until then) or a whole answer's head, so nothing the client has
 seen is ever retried. A stream's attempt is one first-token race (``exchange/race.py``): a
-late first token is hedged on another replica, a stalled replica is failed over (a retry
-here, counted in ``gateway_failovers_total``), a request an engine queues beyond its batch is
-taken back to another replica.
+late first token is hedged on another replica, a stalled replica is failed over to another
+with a free slot, a request an engine queues beyond its batch is taken back to another
+replica (each counted in ``gateway_failovers_total``, as is a retry here after a failure
+before the first token).
 
 Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s),
 ``fallback`` and ``recovery`` (hedge, hedge_budget, stall_factor, stall_min_s); policy
@@ -176,8 +177,7 @@ class Dispatcher:
                 ):
                     raise
                 if run.ctx.request.stream:  # before the first token: a failover
-                    reason = "stall" if exc.code == STALL else "error"
-                    self.recovery.failovers.labels(plan.pool.name, reason).inc()
+                    self.recovery.failovers.labels(plan.pool.name, "error").inc()
             await self._sleep(backoff_s(retry, attempt, self._rng))
             attempt += 1
 

@@ -7,10 +7,11 @@ not one), the end of an answer with no token at all, or a failure. The chunks re
 client's head leaves with its first token, never before, and the time until it sees the
 head is the first token's. Everything that goes wrong before that point (a connection cut,
 an error event, an invalid stream, a stall, the replica taken back) leaves the client with
-nothing seen: it is raised as a retryable ``ServiceUnavailable`` (503 with Retry-After if
-nothing else can serve it), and the dispatch stage tries another replica
-(``dispatch.py``) or the first-token race moves on (``race.py``). A client's 4xx from the
-backend (an error event with a 4xx status) stays the client's answer.
+nothing seen: a failure is raised as a retryable ``ServiceUnavailable`` (503 with
+Retry-After if nothing else can serve it) and the dispatch stage tries another replica
+(``dispatch.py``); a stall or a take-back moves it within the first-token race
+(``race.py``). A client's 4xx from the backend (an error event with a 4xx status) stays the
+client's answer.
 
 Per-event work here is the relay's own (``events.EventRelay``, without the cache's capture:
 the relay re-reads the held chunks with it), for the few events before the first token only.
@@ -53,16 +54,6 @@ def before_first_token(error: GatewayError, backend: str) -> GatewayError:
         f"Backend '{backend}' failed before the first token ({error.message}); "
         "no other replica could serve the request.",
         code=error.code or "upstream_error",
-        retry_after_s=retry_after_s(1.0),
-        retryable=True,
-    )
-
-
-def stalled(backend: str, waited_s: float) -> ServiceUnavailable:
-    return ServiceUnavailable(
-        f"Backend '{backend}' sent no first token within {waited_s:.1f} s; "
-        "no other replica could serve the request.",
-        code=STALL,
         retry_after_s=retry_after_s(1.0),
         retryable=True,
     )

@@ -12,11 +12,13 @@ engine's metrics). Then:
   none is left, raises that failure (the dispatch stage tries another replica or answers);
 - ``decide`` says ``HEDGE``: a second attempt goes to another replica (``Options.hedge``:
   picked now, predicted sooner, paid from the pool's hedge budget);
-- ``decide`` says ``FAIL_OVER`` (the primary sent nothing within its stall limit): it is
-  cancelled; the race goes on with the hedge if one is out, else raises a retryable stall
-  (503 if nothing else can serve it);
-- a take-back: when another replica can take the attempt now (``Options.hedge``), it is
-  cancelled and a new attempt goes there; otherwise it stays where it is.
+- ``decide`` says ``FAIL_OVER`` (the primary sent nothing within its stall limit) or the
+  replica asks for it back (a take-back): it is cancelled and the race goes on with the
+  hedge if one is out, else with a new attempt on another replica with a free slot now
+  (``Options.hedge``, not paid from the hedge budget: the cancelled attempt costs nothing
+  more). With neither, it stays where it is (a failover would only move it from one queue
+  to another, or refuse a request that is merely late in a saturated pool) and the race
+  looks again one stall limit later; ``first_token_s`` still bounds it.
 
 Every attempt's lease is finished here except the winner's (the relay's from then on). A
 race cancelled from outside (the client left) finishes the primary as the client's request
@@ -26,6 +28,7 @@ and the others as retried.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
@@ -36,11 +39,10 @@ from gateway.path.exchange.first_token import (
     TAKEN_BACK,
     Primed,
     read_first_token,
-    stalled,
 )
 from gateway.path.exchange.lease import CLIENT_GONE, Lease, Outcome, Phase
 from gateway.recovery.counters import RecoveryMetrics
-from gateway.recovery.hedging import Move, Straggler, decide, next_look
+from gateway.recovery.hedging import Move, Straggler, decide, next_look, stall_limit_s
 from gateway.schema import Recovery
 from gateway.upstream import UpstreamResponse
 
@@ -105,6 +107,7 @@ class Race:
         self._wake = asyncio.Event()
         self._asked: list[_Attempt] = []
         self._hedged = False
+        self._again = -math.inf  # a stalled attempt with nowhere to go: when to look again
 
     async def reach(self, lease: Lease) -> Primed:
         response = await self._options.open(lease)
@@ -142,12 +145,12 @@ class Race:
             elapsed = now - primary.lease.started
             straggler = self._options.straggler(primary.lease, elapsed, self._hedged)
             move = decide(straggler, self._settings, True)
-            if move is Move.FAIL_OVER:
-                self._live.remove(primary)
-                self._fail_over(primary, STALL, counted=bool(self._live))
-                if not self._live:  # the dispatch stage moves it, or answers 503
-                    raise stalled(primary.lease.backend.name, elapsed)
-                continue
+            if move is Move.FAIL_OVER and now >= self._again:
+                if self._move(primary, STALL):
+                    continue
+                # Nowhere to go now (the others busy or tried): it stays, as a request
+                # queued in a busy engine would; another look one stall limit later.
+                self._again = now + stall_limit_s(primary.lease.upper_s, self._settings)
             if move is Move.HEDGE:
                 # Without budget now, no second look before the stall limit.
                 if self._options.budget_allows():
@@ -155,6 +158,8 @@ class Race:
                 self._hedged = True
                 straggler = replace(straggler, hedged=True)
             look = primary.lease.started + next_look(straggler, self._settings)
+            if move is Move.FAIL_OVER:
+                look = self._again
             waker = asyncio.ensure_future(self._wake.wait())
             try:
                 tasks = [a.task for a in self._live]
@@ -205,19 +210,24 @@ class Race:
     def _take_back(self) -> None:
         asked, self._asked = self._asked, []
         for attempt in asked:
-            if attempt not in self._live:
-                continue
-            lease = self._options.hedge()
-            if lease is None:
-                continue  # nowhere better now: it stays
-            self._live.remove(attempt)
-            self._fail_over(attempt, TAKEN_BACK, counted=True)
-            self._live.append(_Attempt(lease, self))
+            if attempt in self._live:
+                self._move(attempt, TAKEN_BACK)  # or, with nowhere better now, it stays
 
-    def _fail_over(self, attempt: _Attempt, reason: str, *, counted: bool) -> None:
-        if counted:
-            label = "stall" if reason == STALL else reason
-            self._metrics.failovers.labels(self._pool, label).inc()
+    def _move(self, attempt: _Attempt, reason: str) -> bool:
+        """Give up ``attempt`` for the others, or for a new attempt on another replica with
+        a free slot; False (nothing done) when there is neither."""
+        lease = None if len(self._live) > 1 else self._options.hedge()
+        if lease is None and len(self._live) == 1:
+            return False
+        self._live.remove(attempt)
+        self._fail_over(attempt, reason)
+        if lease is not None:
+            self._live.append(_Attempt(lease, self))
+        return True
+
+    def _fail_over(self, attempt: _Attempt, reason: str) -> None:
+        label = "stall" if reason == STALL else reason
+        self._metrics.failovers.labels(self._pool, label).inc()
         status = 503 if reason == STALL else CLIENT_GONE
         self._drop(attempt, Outcome(status, error_kind=reason, retried=True))
 

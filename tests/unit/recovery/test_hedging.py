@@ -57,6 +57,12 @@ MOVES: dict[str, tuple[Straggler, Recovery, bool, Move]] = {
     "by default, past the band is not yet late: wait": (_late(), DEFAULT, True, Move.WAIT),
     "by default, past twice the band: hedge": (
         _late(elapsed_s=1.0, alternative_s=0.5), DEFAULT, True, Move.HEDGE),
+    "a band of 10 ms counts as 62.5 ms (0.25 s / 4): not late at 0.1 s": (
+        _late(elapsed_s=0.1, upper_s=0.01, alternative_s=0.05), DEFAULT, True, Move.WAIT),
+    "... late past 0.125 s": (
+        _late(elapsed_s=0.13, upper_s=0.01, alternative_s=0.05), DEFAULT, True, Move.HEDGE),
+    "... failed over past 0.25 s": (
+        _late(elapsed_s=0.25, upper_s=0.01), DEFAULT, True, Move.FAIL_OVER),
 }  # fmt: skip
 
 

@@ -151,22 +151,33 @@ async def test_no_budget_no_hedge() -> None:
     assert race.count("hedges", event="sent") == 0
 
 
-async def test_a_stalled_replica_is_failed_over() -> None:
-    a, clock = FakeLease("a"), Clock()
-    race = HandRace(Options([], budget=0), clock)
+async def test_a_stalled_replica_is_failed_over_to_a_free_one() -> None:
+    a, b, clock = FakeLease("a"), FakeLease("b"), Clock()
+    clock.now = 2.0  # 4 x its band, no budget to hedge: fail over
+    race = HandRace(Options([b], budget=0), clock)
     run = asyncio.ensure_future(race.run(a, deadline=60.0))  # type: ignore[arg-type]
     await _turn()
-    clock.now = 2.0  # 4 x its band
-    a.backend.movable[0].take_back()  # wakes the race; nowhere to move it, so it stays
-    with pytest.raises(ServiceUnavailable) as raised:
-        await run
-    assert raised.value.code == "upstream_stall"
-    assert raised.value.retryable
+    assert "b" in race.outcomes
+    primed = race.resolve(b)
+    assert await run is primed
     assert [(o.status, o.error_kind, o.retried) for o in a.finished] == [
         (503, "upstream_stall", True)
     ]
-    assert race.count("failovers", reason="stall") == 0  # the dispatch stage's, if it moves it
+    assert race.count("failovers", reason="stall") == 1
+    assert race.count("hedges", event="sent") == 0  # a failover is no hedge: a is gone
     assert a.backend.movable == []
+
+
+async def test_a_stalled_request_with_nowhere_to_go_stays() -> None:
+    a, clock = FakeLease("a"), Clock()
+    clock.now = 2.0
+    race = HandRace(Options([], budget=0), clock)
+    run = asyncio.ensure_future(race.run(a, deadline=60.0))  # type: ignore[arg-type]
+    await _turn()
+    primed = race.resolve(a)  # late, but not refused
+    assert await run is primed
+    assert a.finished == []
+    assert race.count("failovers", reason="stall") == 0
 
 
 async def test_a_failed_attempt_leaves_the_race_to_its_hedge() -> None:
