@@ -8,10 +8,10 @@ exceeded about one time in ten when calibrated):
   the replica is stalled (a stuck step, a process that keeps its socket and sends nothing);
   the request is cancelled there and tried on another replica (a retry: paid from the pool's
   retry budget);
-- ``HEDGE`` once ``elapsed`` passes ``hedge_after * upper`` (the band itself is passed by
-  about one first token in ten: ordinary jitter, which would spend the budget before a real
-  straggler comes; ``upper`` floored at ``stall_min_s / stall_factor``, as the stall limit
-  floors it), when all hold: the band rests on observations
+- ``HEDGE`` once ``elapsed`` passes ``hedge_after * upper`` (default: the band itself), with
+  ``upper`` floored at ``stall_min_s / stall_factor`` as the stall limit floors it (a band
+  of a few milliseconds is the predictor's, not the replica's: jitter passes it, and would
+  spend the budget before a real straggler comes), when all hold: the band rests on observations
   (a prior is no evidence of lateness), hedging is on, the request has not hedged yet,
   another routable replica with a free slot is predicted to deliver sooner than this one
   would be given up (``elapsed`` plus its prediction within the stall limit: a request past

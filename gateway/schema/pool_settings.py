@@ -222,12 +222,11 @@ class Recovery(_Strict):
         "replica predicted to be sooner; the first first token wins, the other is cancelled",
     )
     hedge_after: float = Field(
-        default=2.0,
+        default=1.0,
         ge=1,
         le=100,
         description="A first token is late (a hedge may go out) past this many times its "
-        "prediction's calibrated upper band (the p90): about one in ten passes the band "
-        "itself, which would spend the hedge budget on ordinary jitter",
+        "prediction's calibrated upper band (the p90; at least stall_min_s / stall_factor)",
     )
     hedge_budget: float = Field(
         default=0.05,

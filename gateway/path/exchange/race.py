@@ -223,6 +223,7 @@ class Race:
         self._fail_over(attempt, reason)
         if lease is not None:
             self._live.append(_Attempt(lease, self))
+        self._again = -math.inf  # a new primary: its own stall limit
         return True
 
     def _fail_over(self, attempt: _Attempt, reason: str) -> None:

@@ -12,7 +12,7 @@ from gateway.schema import Recovery
 
 ON = Recovery(hedge_after=1.0, stall_min_s=1.0)  # late as soon as past the band
 OFF = Recovery(hedge=False, stall_min_s=1.0)
-DEFAULT = Recovery()  # late past twice the band
+DEFAULT = Recovery(hedge_after=2.0)  # late past twice the band
 
 
 def _late(**changes: object) -> Straggler:
@@ -57,6 +57,7 @@ MOVES: dict[str, tuple[Straggler, Recovery, bool, Move]] = {
     "by default, past the band is not yet late: wait": (_late(), DEFAULT, True, Move.WAIT),
     "by default, past twice the band: hedge": (
         _late(elapsed_s=1.0, alternative_s=0.5), DEFAULT, True, Move.HEDGE),
+    "the default: late past the band": (_late(), Recovery(), True, Move.HEDGE),
     "a band of 10 ms counts as 62.5 ms (0.25 s / 4): not late at 0.1 s": (
         _late(elapsed_s=0.1, upper_s=0.01, alternative_s=0.05), DEFAULT, True, Move.WAIT),
     "... late past 0.125 s": (
