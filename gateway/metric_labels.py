@@ -46,6 +46,8 @@ ERROR_KINDS = frozenset(
         "upstream_protocol",
         "upstream_status",
         "upstream_invalid",
+        "upstream_stall",
+        "taken_back",
         "total_timeout",
         "deadline_exceeded",
         "no_healthy_backend",

@@ -95,7 +95,7 @@ class WholeStream:
         return self._body
 
     def goodbye(self, error: dict[str, Any]) -> bytes:
-        return sse.frame_json(error) + sse.DONE
+        return sse.frame_json(error)  # no [DONE]: the stream did not end whole
 
     def abandon(self) -> None:
         return None

@@ -9,38 +9,53 @@ request was sent and before the response head (``upstream/failures.py``), no eli
 The first attempt goes straight out; the retry loop costs nothing until an attempt fails.
 Every retry and every move to a fallback pool spends from the shared retry budget, so
 retries cannot amplify an overload; when the budget is spent, the last error is the answer.
-All of this happens before the backend's 200 head, so nothing the client has seen is ever
-retried.
+All of this happens before a stream's first token (``exchange/first_token.py``: the
+client's response head is held until then) or a whole answer's head, so nothing the client has
+seen is ever retried. A stream's attempt is one first-token race (``exchange/race.py``): a
+late first token is hedged on another replica, a stalled replica is failed over to another
+with a free slot, a request an engine queues beyond its batch is taken back to another
+replica (each counted in ``gateway_failovers_total``, as is a retry here after a failure
+before the first token).
 
-Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s) and
-``fallback``; policy ``retry_budget``; ``sleep`` and ``rng`` (the jitter's; injectable).
+Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s),
+``fallback`` and ``recovery`` (hedge, hedge_budget, stall_factor, stall_min_s); policy
+``retry_budget``; ``pool_state`` (admission's: saturated, anything waiting); ``sleep`` and
+``rng`` (the jitter's; injectable).
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from gateway.admission.permit import Permit
-from gateway.admission.retry_after import retry_after_s
-from gateway.backends.state import BackendRegistry, BackendState
-from gateway.errors import GatewayError, ServiceUnavailable
+from gateway.backends.state import BackendRegistry
+from gateway.errors import GatewayError, GatewayTimeout
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext, fits_pool
-from gateway.path.exchange.lease import Lease, Outcome, Phase
+from gateway.path.exchange.choose import pick_backend
+from gateway.path.exchange.first_token import STALL, Primed, read_first_token
+from gateway.path.exchange.lease import CLIENT_GONE, Lease, Outcome, Phase
+from gateway.path.exchange.race import Race
 from gateway.path.flow import Flow, Opened, Services
 from gateway.path.report import Reporter
-from gateway.retry_budget import RetryBudget
-from gateway.scheduling.picker import NoBackend
-from gateway.scheduling.scheduler import Choice, RouteFacts, Scheduler
+from gateway.recovery.continuation import NONE, Relayed, continuation_body
+from gateway.recovery.counters import RecoveryMetrics
+from gateway.recovery.hedging import Straggler, stall_limit_s
+from gateway.retry_budget import RetryBudget, RetryBudgetSettings
+from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from gateway.schema import Retry
 from gateway.upstream import UpstreamResponse
 
 # Codes for "no replica to try in this pool": a reason to fall back, not to retry here.
 _NO_REPLICA = frozenset({"no_healthy_backend", "pool_saturated"})
+# The window of a pool's hedge budget (hedges at most ``hedge_budget`` of its requests).
+HEDGE_WINDOW_S = 60.0
+# A pool's state for hedging: (saturated, anything waiting).
+PoolStateOf = Callable[[str], tuple[bool, bool]]
 
 
 @dataclass(slots=True)
@@ -59,7 +74,7 @@ class _Run:
 class Opener(Protocol):
     """Sends one attempt's request and waits for the replica's 200 head (``relay.Proxy``)."""
 
-    async def open(self, lease: Lease) -> UpstreamResponse: ...
+    async def open(self, lease: Lease, body: dict[str, Any] | None = None) -> UpstreamResponse: ...
 
 
 async def dispatch_stage(flow: Flow, services: Services) -> Flow:
@@ -94,18 +109,23 @@ class Dispatcher:
         budget: RetryBudget,
         clock: Callable[[], float],
         report: Reporter,
+        recovery: RecoveryMetrics,
+        pool_state: PoolStateOf = lambda pool: (False, False),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
         self._backends = backends
         self._scheduler = scheduler
-        self._proxy = proxy
+        self.opener = proxy
         self._metrics = metrics
         self.budget = budget
         self._clock = clock
         self._report = report
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self.recovery = recovery
+        self.pool_state = pool_state
+        self._hedge_budgets: dict[str, RetryBudget] = {}
 
     async def open(self, ctx: RequestContext, plan: Plan, permit: Permit | None = None) -> Opened:
         """The first replica (or pool) that answers 200; ``permit`` is released by the last
@@ -127,7 +147,7 @@ class Dispatcher:
                 else replace(plan, pool=pool, reason=f"{plan.reason};fallback:{pool.name}")
             )
             try:
-                lease, response = await self._in_pool(run, here)
+                primed = await self._in_pool(run, here)
             except GatewayError as exc:
                 run.last = exc
                 if not exc.retryable:
@@ -135,12 +155,13 @@ class Dispatcher:
                 continue
             if index:
                 self._metrics.fallbacks.labels(plan.pool.name, pool.name).inc()
-            return Opened(lease, response, degraded=index > 0)
+            held = primed if ctx.request.stream else None
+            return Opened(primed.lease, primed.response, degraded=index > 0, primed=held)
         assert run.last is not None
         self._record_final(run, plan, run.last)
         raise run.last
 
-    async def _in_pool(self, run: _Run, plan: Plan) -> tuple[Lease, UpstreamResponse]:
+    async def _in_pool(self, run: _Run, plan: Plan) -> Primed:
         retry = plan.pool.settings.retry
         run.exhausted = False
         attempt = 1
@@ -155,39 +176,46 @@ class Dispatcher:
                     or not self._spend(plan.pool.name, exc.code or "error")
                 ):
                     raise
+                if run.ctx.request.stream:  # before the first token: a failover
+                    self.recovery.failovers.labels(plan.pool.name, "error").inc()
             await self._sleep(backoff_s(retry, attempt, self._rng))
             attempt += 1
 
-    async def _attempt(self, run: _Run, plan: Plan) -> tuple[Lease, UpstreamResponse]:
-        ctx = run.ctx
-        try:
-            choice = pick_backend(
-                ctx, plan, self._backends, self._scheduler, run.facts, exclude=run.tried
-            )
-        except GatewayError:
-            # Every replica was tried: the real failure says more than "none left".
-            if run.last is not None:
-                run.exhausted = True
-                raise run.last from None
-            raise
-        backend = choice.backend
-        run.tried.append(backend.name)
+    def lease(self, run: _Run, plan: Plan) -> Lease:
+        """A lease on the replica chosen now among those ``run`` has not tried."""
+        choice = pick_backend(
+            run.ctx, plan, self._backends, self._scheduler, run.facts, exclude=run.tried
+        )
+        run.tried.append(choice.backend.name)
         self._metrics.prefix_match.labels(plan.pool.name).observe(choice.prefix_match)
-        lease = Lease(
-            ctx,
+        return Lease(
+            run.ctx,
             plan,
-            backend,
+            choice.backend,
             self._metrics,
             self._clock,
             run.permit,
             self._report,
             prefix_match=choice.prefix_match,
         )
+
+    async def _attempt(self, run: _Run, plan: Plan) -> Primed:
+        ctx = run.ctx
+        try:
+            lease = self.lease(run, plan)
+        except GatewayError:
+            # Every replica was tried: the real failure says more than "none left".
+            if run.last is not None:
+                run.exhausted = True
+                raise run.last from None
+            raise
         if len(run.tried) == 1:
             queued = run.permit.queued_s if run.permit is not None else 0.0
             self._metrics.overhead.observe(overhead_s(self._clock(), ctx, queued))
+        if ctx.request.stream:
+            return await self._race(run, plan, lease)
         try:
-            response = await self._proxy.open(lease)
+            response = await self.opener.open(lease)
         except GatewayError as exc:
             lease.finish(Outcome(exc.http_status(), error_kind=exc.code or "error", retried=True))
             run.last = exc
@@ -196,7 +224,94 @@ class Dispatcher:
             phase = Phase.FIRST_TOKEN if ctx.request.stream else Phase.NON_STREAMING
             lease.finish(Outcome.client_gone(phase))
             raise
-        return lease, response
+        return Primed(lease, response)
+
+    async def _race(self, run: _Run, plan: Plan, lease: Lease) -> Primed:
+        """A stream's attempt, up to its first token (``exchange/race.py``)."""
+        pool = plan.pool
+        timeouts = pool.timeouts
+        deadline = min(lease.started + timeouts.first_token_s, run.ctx.arrival + timeouts.total_s)
+        options = _RaceOptions(self, run, plan)
+        race = Race(options, pool.settings.recovery, self._clock, self.recovery, pool.name)
+        try:
+            return await race.run(lease, deadline)
+        except GatewayError as exc:
+            run.last = exc
+            raise
+        except TimeoutError:
+            error = GatewayTimeout(
+                "No first token within the pool's first_token_s.", code="upstream_timeout"
+            )
+            run.last = error
+            raise error from None
+
+    def may_continue(self, lease: Lease) -> bool:
+        """Whether ``lease``'s stream could be continued elsewhere if cut short (its text is
+        kept then): the pool's ``recovery`` allows it, the endpoint is chat (with a replica
+        that can continue) or completions."""
+        ctx, pool = lease.ctx, lease.plan.pool
+        settings, endpoint = pool.settings.recovery, ctx.request.endpoint
+        if not settings.continue_streams or settings.max_continuations < 1:
+            return False
+        if endpoint == "completions":
+            return True
+        replicas = self._backends.in_pool(ctx.policy, pool.name)
+        return endpoint == "chat" and any(s.spec.continue_with != NONE for s in replicas)
+
+    async def continuation(self, lease: Lease, relayed: Relayed, tried: list[str]) -> Primed | None:
+        """``splice.Resume``: ``lease``'s stream continued on another replica, at its first
+        token, or None (no replica can, or the one asked failed)."""
+        ctx, plan = lease.ctx, lease.plan
+        endpoint = ctx.request.endpoint
+        if endpoint == "chat":  # replicas that cannot continue are not asked
+            replicas = self._backends.in_pool(ctx.policy, plan.pool.name)
+            tried.extend(s.name for s in replicas if s.spec.continue_with == NONE)
+        run = _Run(ctx, lease.permit, RouteFacts.of(ctx.request, ctx.headers), tried=tried)
+        try:
+            new = self.lease(run, plan)
+        except GatewayError:
+            return None
+        body = continuation_body(
+            endpoint, ctx.request.body, relayed, new.backend.spec.continue_with
+        )
+        outcome = Outcome(CLIENT_GONE, retried=True)
+        try:
+            if body is not None:
+                limit = stall_limit_s(new.upper_s, plan.pool.settings.recovery)
+                async with asyncio.timeout(min(limit, self._remaining(ctx, plan))):
+                    response = await self.opener.open(new, body)
+                    return await read_first_token(new, response, self._clock)
+        except TimeoutError:
+            outcome = Outcome(503, error_kind=STALL, retried=True)
+        except GatewayError as exc:
+            outcome = Outcome(exc.http_status(), error_kind=exc.code or "error", retried=True)
+        new.finish(outcome)
+        return None
+
+    def _remaining(self, ctx: RequestContext, plan: Plan) -> float:
+        return max(0.0, ctx.arrival + plan.pool.timeouts.total_s - self._clock())
+
+    def hedge_budget(self, plan: Plan) -> RetryBudget:
+        """The pool's hedge budget (a new one when its ``hedge_budget`` changed)."""
+        ratio = plan.pool.settings.recovery.hedge_budget
+        budget = self._hedge_budgets.get(plan.pool.name)
+        if budget is None or budget.settings.ratio != ratio:
+            settings = RetryBudgetSettings(ratio, HEDGE_WINDOW_S, min_retries_per_s=0.0)
+            budget = self._hedge_budgets[plan.pool.name] = RetryBudget(settings, self._clock)
+        return budget
+
+    def alternative_s(self, run: _Run, plan: Plan, lease: Lease) -> float | None:
+        """The soonest expected first token (the prediction itself, not its upper band)
+        among the pool's other routable replicas with a free slot."""
+        found = [
+            s.ttft_model.predict(s.ttft_features(s.token_count.estimate(lease.chars)))
+            for s in self._backends.in_pool(run.ctx.policy, plan.pool.name)
+            if s.name not in run.tried
+            and s.routable
+            and s.has_capacity
+            and s.spec.serves(run.ctx.request.endpoint)
+        ]
+        return min(found, default=None)
 
     def _spend(self, pool: str, reason: str) -> bool:
         if self.budget.try_spend():
@@ -235,43 +350,33 @@ def _worth_another_replica(exc: BaseException) -> bool:
     return isinstance(exc, GatewayError) and exc.retryable and exc.code not in _NO_REPLICA
 
 
-def pick_backend(
-    ctx: RequestContext,
-    plan: Plan,
-    registry: BackendRegistry,
-    scheduler: Scheduler,
-    facts: RouteFacts,
-    exclude: Collection[str] = (),
-) -> Choice:
-    """Choose the replica at dispatch time, from the latest backend state."""
-    endpoint = ctx.request.endpoint
-    replicas = [s for s in registry.in_pool(ctx.policy, plan.pool.name) if s.spec.serves(endpoint)]
-    choice = scheduler.choose(plan.pool.name, replicas, facts, exclude)
-    pick = choice.pick
-    if pick.backend is not None:
-        return choice
-    if pick.reason is NoBackend.NONE_HEALTHY:
-        raise ServiceUnavailable(
-            f"No healthy backend in pool '{plan.pool.name}'.",
-            code="no_healthy_backend",
-            retry_after_s=_until_back(replicas, ctx.policy.source.health.interval_s, registry),
-            retryable=True,
-        )
-    # Each replica frees a slot about when the work ahead of a new request there is done.
-    soonest = min((s.predict_ttft(0.0) for s in replicas), default=1.0)
-    raise ServiceUnavailable(
-        f"Every backend in pool '{plan.pool.name}' is at its max_inflight.",
-        code="pool_saturated",
-        retry_after_s=retry_after_s(soonest),
-        retryable=True,
-    )
+class _RaceOptions:
+    """What one request's first-token race may do (``race.Options``)."""
 
+    def __init__(self, dispatcher: Dispatcher, run: _Run, plan: Plan) -> None:
+        self._dispatcher = dispatcher
+        self._run = run
+        self._plan = plan
+        dispatcher.hedge_budget(plan).on_request()
 
-def _until_back(
-    replicas: Sequence[BackendState], probe_s: float, registry: BackendRegistry
-) -> float:
-    """Seconds until a replica may serve again: the soonest end of an ejection, or the next
-    health probe for a replica that failed its probes."""
-    now = registry.now()
-    ends = [until - now for s in replicas if (until := s.breaker.ejected_until) is not None]
-    return retry_after_s(min([*ends, probe_s]))
+    async def open(self, lease: Lease) -> UpstreamResponse:
+        return await self._dispatcher.opener.open(lease)
+
+    def straggler(self, lease: Lease, elapsed_s: float, hedged: bool) -> Straggler:
+        d, run, plan = self._dispatcher, self._run, self._plan
+        late = not hedged and lease.supported and elapsed_s >= lease.upper_s
+        saturated, waits = d.pool_state(plan.pool.name) if late else (False, False)
+        alternative = d.alternative_s(run, plan, lease) if late else None
+        return Straggler(
+            elapsed_s, lease.upper_s, lease.supported, hedged, alternative, saturated, waits,
+            run.ctx.priority,
+        )  # fmt: skip
+
+    def budget_allows(self) -> bool:
+        return self._dispatcher.hedge_budget(self._plan).try_spend()
+
+    def hedge(self) -> Lease | None:
+        try:
+            return self._dispatcher.lease(self._run, self._plan)
+        except GatewayError:
+            return None

@@ -32,7 +32,9 @@ from gateway.cache.store.capture import AnswerCapture
 from gateway.metrics import GatewayMetrics
 from gateway.openai.disconnect import DisconnectWatch
 from gateway.path.context import Plan, RequestContext
+from gateway.path.exchange.first_token import Primed
 from gateway.path.exchange.lease import Lease
+from gateway.path.exchange.splice import Continuer
 from gateway.path.report import Reporter
 from gateway.rewrite import MemoryPrefixStore
 from gateway.rewrite.summaries import SummaryService
@@ -41,11 +43,13 @@ from gateway.upstream import UpstreamResponse
 
 @dataclass(frozen=True, slots=True)
 class Opened:
-    """An exchange a replica accepted (its 200 head came): what the relay stage answers from."""
+    """An exchange a replica accepted (its 200 head came; a stream's first token too): what
+    the relay stage answers from."""
 
     lease: Lease
     response: UpstreamResponse
     degraded: bool  # answered by a fallback pool
+    primed: Primed | None = None  # a stream's chunks read up to its first token
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +70,9 @@ class Flow:
         return self.plan
 
 
-class Dispatch(Protocol):
-    """Opens the upstream exchange for a planned, admitted request (``dispatch.Dispatcher``)."""
+class Dispatch(Continuer, Protocol):
+    """Opens the upstream exchange for a planned, admitted request, and continues a stream
+    cut short (``dispatch.Dispatcher``)."""
 
     async def open(
         self, ctx: RequestContext, plan: Plan, permit: Permit | None = None
@@ -84,6 +89,8 @@ class Relay(Protocol):
         headers: dict[str, str],
         watch: DisconnectWatch,
         capture: AnswerCapture | None = None,
+        primed: Primed | None = None,
+        resume: Continuer | None = None,
     ) -> Response: ...
 
 

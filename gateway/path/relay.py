@@ -4,17 +4,20 @@ Streaming answers are relayed event by event (``exchange/events.py``): each upst
 line is re-framed (its model name set back to the public one) and sent on at once; what differs
 between endpoints (upstream paths, usage, typed events) is in ``gateway/openai/endpoints.py``.
 Timeouts come from the pool: ``connect_s`` for the connection, ``first_token_s`` until the first
-event, ``idle_s`` between events, ``total_s`` for the whole exchange. An error before the
-response starts is an HTTP error; after, it ends the stream with an error event and ``data:
-[DONE]`` (a typed Responses API stream: an ``error`` event). However the exchange ends early
-(error, timeout, client gone), the upstream connection is closed at once so the backend stops
-generating; after a clean end it goes back to the pool.
+event, ``idle_s`` between events, ``total_s`` for the whole exchange. A stream's response head
+goes out with its first token (``exchange/first_token.py``): an error before it is an HTTP
+error (a 503 with Retry-After when no replica could serve it); after, it ends the stream with
+an error event and no ``data: [DONE]`` (a typed Responses API stream: an ``error`` event),
+unless it can be continued on another replica (``exchange/splice.py``). However the exchange
+ends early (error, timeout, client gone), the upstream connection is closed at once so the
+backend stops generating; after a clean end it goes back to the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import orjson
 from starlette.responses import Response
@@ -25,10 +28,13 @@ from gateway.openai import endpoints as wire
 from gateway.openai.disconnect import DisconnectWatch
 from gateway.openai.streaming import EventStreamResponse
 from gateway.path.exchange.events import EventRelay, json_object
+from gateway.path.exchange.first_token import Primed
 from gateway.path.exchange.lease import Lease, Outcome, Phase
+from gateway.path.exchange.splice import Continuer, Splice
 from gateway.path.exchange.stream import StreamRelay
 from gateway.path.flow import Flow, Services
 from gateway.policy.compile import BackendSpec
+from gateway.recovery.continuation import Relayed
 from gateway.schema import Timeouts
 from gateway.upstream import ConnectionPool, UpstreamIOError, UpstreamResponse
 from gateway.upstream import failures as upstream_errors
@@ -54,7 +60,13 @@ async def relay_stage(flow: Flow, services: Services) -> Response:
     opened = flow.opened
     assert opened is not None, "the dispatch stage runs before this one"
     return await services.relay.respond(
-        opened.lease, opened.response, flow.headers, flow.watch, flow.capture
+        opened.lease,
+        opened.response,
+        flow.headers,
+        flow.watch,
+        flow.capture,
+        opened.primed,
+        services.dispatcher,
     )
 
 
@@ -65,11 +77,12 @@ class Proxy:
         self._pool = pool
         self._clock = clock
 
-    async def open(self, lease: Lease) -> UpstreamResponse:
-        """Send the request and wait for a 200 head; a failure raises (nothing is finished:
-        the caller decides between a retry and an answer)."""
+    async def open(self, lease: Lease, body: dict[str, Any] | None = None) -> UpstreamResponse:
+        """Send the request (``body``: another than the client's, a continuation's) and wait
+        for a 200 head; a failure raises (nothing is finished: the caller decides between a
+        retry and an answer)."""
         timeouts = lease.plan.pool.timeouts
-        response = await self._send(lease, timeouts)
+        response = await self._send(lease, timeouts, body)
         if response.status != 200:
             raise await self._refusal(lease, response)
         return response
@@ -81,19 +94,32 @@ class Proxy:
         headers: dict[str, str],
         watch: DisconnectWatch,
         capture: AnswerCapture | None = None,
+        primed: Primed | None = None,
+        resume: Continuer | None = None,
     ) -> Response:
         """Relay an opened exchange to the client; from here on the lease is finished here.
-        ``capture`` (the response cache's) sees the answer and gets it once it ended well."""
+        ``capture`` (the response cache's) sees the answer and gets it once it ended well;
+        ``primed``: a stream's chunks read up to its first token, relayed first; ``resume``:
+        how a stream cut short is continued (``exchange/splice.py``)."""
         if lease.ctx.request.stream:
-            timeouts, events = lease.plan.pool.timeouts, EventRelay(lease, capture)
-            source = StreamRelay(lease, response, timeouts, self._clock, events, capture)
+            splice = None
+            if resume is not None and resume.may_continue(lease):
+                limit = lease.plan.pool.settings.recovery.max_continuations
+                splice = Splice(resume.continuation, limit, resume.recovery, lease)
+            relayed = Relayed() if splice is not None else None
+            timeouts, events = lease.plan.pool.timeouts, EventRelay(lease, capture, relayed)
+            source = StreamRelay(
+                lease, response, timeouts, self._clock, events, capture, primed, splice
+            )
             return EventStreamResponse(source, watch, headers)
         return await self._whole(lease, response, headers, capture)
 
-    async def _send(self, lease: Lease, timeouts: Timeouts) -> UpstreamResponse:
+    async def _send(
+        self, lease: Lease, timeouts: Timeouts, sent: dict[str, Any] | None
+    ) -> UpstreamResponse:
         ctx = lease.ctx
         spec = lease.backend.spec
-        body = dict(ctx.request.body)
+        body = dict(ctx.request.body if sent is None else sent)
         body["model"] = spec.served_model
         wait = timeouts.first_token_s if ctx.request.stream else timeouts.total_s
         accept = "text/event-stream" if ctx.request.stream else "application/json"

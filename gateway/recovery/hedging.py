@@ -8,17 +8,23 @@ exceeded about one time in ten when calibrated):
   the replica is stalled (a stuck step, a process that keeps its socket and sends nothing);
   the request is cancelled there and tried on another replica (a retry: paid from the pool's
   retry budget);
-- ``HEDGE`` once ``elapsed`` passes ``upper``, when all hold: the band rests on observations
+- ``HEDGE`` once ``elapsed`` passes ``hedge_after * upper`` (default: the band itself), with
+  ``upper`` floored at ``stall_min_s / stall_factor`` as the stall limit floors it (a band
+  of a few milliseconds is the predictor's, not the replica's: jitter passes it, and would
+  spend the budget before a real straggler comes), when all hold: the band rests on observations
   (a prior is no evidence of lateness), hedging is on, the request has not hedged yet,
-  another routable replica with a free slot is predicted to deliver sooner than ``upper``,
-  the pool is not saturated (a hedge must not take a slot that queued work needs), a
+  another routable replica with a free slot is predicted to deliver sooner than this one
+  would be given up (``elapsed`` plus its prediction within the stall limit: a request past
+  its band may well be stalled, and identical replicas predict the same, so "sooner than the
+  band" would never hedge between them; a busy replica, whose prediction holds its queue,
+  is not raced), the pool is not saturated (a hedge must not take a slot that queued work needs), a
   sheddable request is not hedged while anything waits, and the pool's hedge budget allows
   one more extra request (``hedge_budget`` of its recent requests); the first first token
   wins and the other attempt is cancelled at once;
 - otherwise ``WAIT``.
 
-``next_look`` says when the answer can next change (the band, then the stall limit), so the
-caller sleeps until then instead of polling.
+``next_look`` says when the answer can next change (the hedge point, then the stall limit),
+so the caller sleeps until then instead of polling.
 """
 
 from __future__ import annotations
@@ -55,11 +61,18 @@ def stall_limit_s(upper_s: float, settings: Recovery) -> float:
     return max(settings.stall_min_s, settings.stall_factor * upper_s)
 
 
+def hedge_at_s(upper_s: float, settings: Recovery) -> float:
+    """The band floored as the stall limit floors it (``stall_min_s / stall_factor``: a
+    band of a few milliseconds is the predictor's, not the replica's), times ``hedge_after``."""
+    return settings.hedge_after * max(upper_s, settings.stall_min_s / settings.stall_factor)
+
+
 def decide(straggler: Straggler, settings: Recovery, budget_allows: bool) -> Move:
     """What to do now (``budget_allows``: the hedge budget has room for one more)."""
     if straggler.elapsed_s >= stall_limit_s(straggler.upper_s, settings):
         return Move.FAIL_OVER
-    if straggler.elapsed_s < straggler.upper_s or not _may_hedge(straggler, settings):
+    late = straggler.elapsed_s >= hedge_at_s(straggler.upper_s, settings)
+    if not late or not _may_hedge(straggler, settings):
         return Move.WAIT
     return Move.HEDGE if budget_allows else Move.WAIT
 
@@ -72,12 +85,14 @@ def _may_hedge(straggler: Straggler, settings: Recovery) -> bool:
     if straggler.priority is Priority.SHEDDABLE and straggler.anything_waits:
         return False
     sooner = straggler.alternative_s
-    return sooner is not None and sooner < straggler.upper_s
+    limit = stall_limit_s(straggler.upper_s, settings)
+    return sooner is not None and straggler.elapsed_s + sooner < limit
 
 
 def next_look(straggler: Straggler, settings: Recovery) -> float:
     """Seconds from dispatch at which ``decide`` may answer otherwise (inf: never)."""
     stall = stall_limit_s(straggler.upper_s, settings)
-    if straggler.elapsed_s < straggler.upper_s and settings.hedge and not straggler.hedged:
-        return straggler.upper_s
+    hedge_at = min(hedge_at_s(straggler.upper_s, settings), stall)
+    if straggler.elapsed_s < hedge_at and settings.hedge and not straggler.hedged:
+        return hedge_at
     return stall if straggler.elapsed_s < stall else math.inf

@@ -40,6 +40,7 @@ from gateway.path.report import Reporter
 from gateway.policy.compile import BackendSpec, CompiledPolicy, PoolSpec
 from gateway.policy.reload import PolicyHolder, ReloadResult
 from gateway.policy.served_limits import with_served_context
+from gateway.recovery.counters import RecoveryMetrics
 from gateway.recovery.take_back import own_cap, to_take_back
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.rewrite import MemoryPrefixStore, PrefixExplainer
@@ -128,9 +129,20 @@ class Gateway:
             budget=self.budget,
             clock=self.clock,
             report=self.report,
+            recovery=RecoveryMetrics(self.metrics.registry),
+            pool_state=self.hedging_state,
             sleep=sleep,
         )
         self.summaries = SummaryService(InternalCompletion(self), self.metrics, clock=self.clock)
+
+    def hedging_state(self, pool: str) -> tuple[bool, bool]:
+        """Whether ``pool`` is saturated, and whether anything waits there (its queue, or
+        its engines' reports), for the hedge decision (``recovery/hedging.py``)."""
+        admission = self.admissions.get(pool)
+        if admission is None:
+            return False, False
+        waits = bool(admission.queue) or any(s.load.waiting > 0 for s in self._states(pool))
+        return admission.state().saturated, waits
 
     async def stop(self) -> None:
         """Stop background work started by requests (summaries being written)."""

@@ -82,6 +82,13 @@ class Recovery(_Strict):
         description="A first token late past its prediction's upper band is raced on another "
         "replica predicted to be sooner; the first first token wins, the other is cancelled",
     )
+    hedge_after: float = Field(
+        default=1.0,
+        ge=1,
+        le=100,
+        description="A first token is late (a hedge may go out) past this many times its "
+        "prediction's calibrated upper band (the p90; at least stall_min_s / stall_factor)",
+    )
     hedge_budget: float = Field(
         default=0.05,
         ge=0,
@@ -96,9 +103,9 @@ class Recovery(_Strict):
         "prediction's upper band (at least stall_min_s) is failed over",
     )
     stall_min_s: PositiveSeconds = Field(
-        default=1.0,
-        description="A replica is never called stalled before this many seconds without a first "
-        "token",
+        default=0.25,
+        description="The stall limit's floor: with the hedge budget spent, a stalled "
+        "request waits this long at least before it moves",
     )
     continue_streams: bool = Field(
         default=True,

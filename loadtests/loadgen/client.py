@@ -10,7 +10,8 @@ several with served-model names is "direct" mode. Every failure becomes a record
 
 Parameters: ``request_timeout_s`` (hard cap per request), ``first_token_timeout_s`` (the
 client gives up on a request whose first token has not come by then, as a user staring at an
-empty reply would; once it streams, only ``request_timeout_s`` bounds it), ``max_connections``.
+empty reply would; once it streams, only ``request_timeout_s`` bounds it), ``max_connections``,
+``keep_text`` (each record keeps the answer's text, for checks that compare it).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class ClientConfig:
     request_timeout_s: float = 120.0
     max_connections: int = 4096
     first_token_timeout_s: float | None = None
+    keep_text: bool = False
 
 
 def kept_headers(headers: httpx.Headers) -> dict[str, str]:
@@ -162,6 +164,8 @@ class LoadClient:
         parser = SseParser()
         last: float | None = None
         done = False
+        if self._config.keep_text:
+            record.text = ""
         async for line in response.aiter_lines():
             event = parser.feed(line)
             if event is None:
@@ -175,6 +179,8 @@ class LoadClient:
                     record.itl_s.append(now - last)
                 last = now
                 record.content_chunks += 1
+                if record.text is not None:
+                    record.text += event.content
             if event.usage is not None:
                 record.prompt_tokens = event.usage.prompt_tokens
                 record.completion_tokens = event.usage.completion_tokens

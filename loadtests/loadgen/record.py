@@ -27,6 +27,7 @@ class RequestRecord:
     completion_tokens: int | None = None
     content_chunks: int = 0
     headers: dict[str, str] = field(default_factory=dict)
+    text: str | None = None  # the answer's text, when the client keeps it (``keep_text``)
 
     @property
     def ok(self) -> bool:

@@ -2,14 +2,18 @@
 
 ``llamacpp_server`` and (in ``vllm_cpu.py``) ``vllm_server`` set up what is missing in the
 cache first (see ``llamacpp.py``, ``model.py``), then start the server with its output in
-``<cache>/logs/<name>-<port>.log`` and wait for ``/health`` (``loadgen.processes.running``).
-Parameters: the cache root, the port, and the server's options.
+``<cache>/logs/<name>-<port>.log`` and wait for ``/health`` (``gateway.children.running``).
+``llamacpp_process`` yields the server's process too (its process group is the server's own
+session), for tests that kill it. Parameters: the cache root, the port, and the server's
+options.
 """
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.children import running
@@ -23,13 +27,29 @@ def log_path(root: Path, name: str, port: int) -> Path:
     return root / "logs" / f"{name}-{port}.log"
 
 
+@dataclass(frozen=True, slots=True)
+class Process:
+    """A server that runs: its base URL and its process."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+
+
+@contextmanager
+def llamacpp_process(root: Path, options: ServeOptions) -> Iterator[Process]:
+    """A healthy llama.cpp server serving the real model, and its process."""
+    argv = server_argv(ensure_server(root), ensure_gguf(root), write_chat_template(root), options)
+    url = f"http://127.0.0.1:{options.port}"
+    log = log_path(root, "llamacpp", options.port)
+    with running(argv, [url + "/health"], log, timeout_s=120) as proc:
+        yield Process(url, proc)
+
+
 @contextmanager
 def llamacpp_server(root: Path, options: ServeOptions) -> Iterator[str]:
     """Yield the base URL of a healthy llama.cpp server serving the real model."""
-    argv = server_argv(ensure_server(root), ensure_gguf(root), write_chat_template(root), options)
-    url = f"http://127.0.0.1:{options.port}"
-    with running(argv, [url + "/health"], log_path(root, "llamacpp", options.port), timeout_s=120):
-        yield url
+    with llamacpp_process(root, options) as server:
+        yield server.url
 
 
 def llamacpp_ready(root: Path) -> bool:

@@ -139,7 +139,8 @@ class Engine:
     def __contains__(self, request_id: str) -> bool:
         return request_id in self._seqs
 
-    def add_request(self, req: EngineRequest) -> None:
+    def check(self, req: EngineRequest) -> None:
+        """Raise ``ValueError`` if the engine would refuse the request (nothing changes)."""
         total = len(req.prompt_token_ids) + req.max_tokens
         if not req.prompt_token_ids or req.max_tokens < 1:
             raise ValueError("need at least one prompt token and max_tokens >= 1")
@@ -147,6 +148,9 @@ class Engine:
             raise ValueError(f"{total} tokens exceed max_model_len {self.profile.max_model_len}")
         if self.kv.blocks_needed(total) > self.kv.num_blocks:
             raise ValueError("request does not fit in the KV cache")
+
+    def add_request(self, req: EngineRequest) -> None:
+        self.check(req)
         if req.request_id in self._seqs:
             raise ValueError(f"duplicate request id {req.request_id}")
         hashes = block_hashes(req.prompt_token_ids, self.profile.block_size)

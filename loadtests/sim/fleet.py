@@ -4,7 +4,8 @@ Each replica has its own engine, driver task, metrics registry and uvicorn serve
 port; all share one simulated clock running ``speed`` times real time. A group may set the
 engine's serving flags over its profile's defaults (``max_num_seqs``, ``max_model_len``, as
 ``vllm serve --max-num-seqs/--max-model-len`` would): the hardware's step times stay the
-profile's (``group_profile``).
+profile's (``group_profile``). A group may inject faults (``faults:``, ``faults.py``): stalls
+before the first token and deaths mid-stream, in all its replicas or some of them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from loadtests.sim.clock import Clock, RealClock
+from loadtests.sim.faults import NO_FAULTS, Faults
 from loadtests.sim.profile import Profile, load_profile
 from loadtests.sim.replica import EngineKind, Replica, build_replica
 from loadtests.sim.server import ReplicaServer, bind, make_server, wait_started
@@ -36,6 +38,8 @@ class GroupConfig(BaseModel):
     # Serving flags over the profile's defaults (None: the profile's).
     max_num_seqs: int | None = Field(default=None, ge=1)
     max_model_len: int | None = Field(default=None, ge=2)
+    # Faults the group's replicas inject (loadtests/sim/faults.py); none by default.
+    faults: Faults = NO_FAULTS
 
 
 class FleetConfig(BaseModel):
@@ -75,6 +79,7 @@ def build_replicas(config: FleetConfig, clock: Clock) -> Iterator[tuple[Replica,
                 clock=clock,
                 name=f"{group.name}-{i}",
                 seed=config.seed + i,
+                faults=group.faults if group.faults.applies_to(i) else NO_FAULTS,
             )
             yield replica, group.base_port + i if group.base_port else 0
 

@@ -12,7 +12,10 @@ runs to that default). Output text is
 ``tokenizer.generate(prompt, seed, n)``, so a prompt and seed always give the same text, and
 every engine output becomes that many pieces of it; or, for a constrained request (a tool
 call, JSON; ``structured.py``), the pieces of that reply (its natural length: ``ignore_eos``
-does not apply), which a ``max_tokens`` shorter than it cuts.
+does not apply), which a ``max_tokens`` shorter than it cuts. A prompt that ends with the
+start of this model's own answer to a shorter prompt (a continuation: ``continuation.py``) is
+answered with the rest of that answer, and stops where it would have stopped (without
+``max_tokens``: where the first answer's default limit would have cut it).
 
 Disconnects: a client disconnect aborts the engine request at once and frees its blocks,
 whether it is waiting, prefilling or decoding. From the moment a request is accepted until its
@@ -28,8 +31,10 @@ any other reason is aborted too.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import math
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,10 +43,12 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from loadtests.sim import tokenizer
+from loadtests.sim import continuation, tokenizer
+from loadtests.sim.continuation import Origin
 from loadtests.sim.driver import RequestAborted, RequestStream
 from loadtests.sim.engine import EngineRequest
-from loadtests.sim.profile import NaturalStop
+from loadtests.sim.faults import StreamCut
+from loadtests.sim.profile import NaturalStop, Profile
 from loadtests.sim.replica import Replica
 
 
@@ -55,17 +62,24 @@ class SimRequestError(Exception):
         self.err_type = err_type
 
 
-def chat_prompt(messages: Sequence[Mapping[str, Any]], tools: object = None) -> str:
+def chat_prompt(
+    messages: Sequence[Mapping[str, Any]], tools: object = None, *, open_last: bool = False
+) -> str:
     """Render chat messages with a ChatML-like template (the shape, not the exact bytes);
-    ``tools`` (their JSON) go first, as chat templates put them."""
+    ``tools`` (their JSON) go first, as chat templates put them.
+
+    ``open_last`` (vLLM's ``continue_final_message``): the last message is left open, without
+    its end tag or a new assistant turn, so the answer continues it."""
     listed = orjson.dumps(tools).decode() if tools else ""
     parts = [f"<|im_start|>system\n<tools>{listed}</tools><|im_end|>\n"] if tools else []
-    for m in messages:
+    for i, m in enumerate(messages):
         content = m.get("content") or m.get("arguments") or m.get("output") or ""
         if isinstance(content, list):
             content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        parts.append(f"<|im_start|>{m.get('role', 'user')}\n{content}<|im_end|>\n")
-    parts.append("<|im_start|>assistant\n")
+        end = "" if open_last and i == len(messages) - 1 else "<|im_end|>\n"
+        parts.append(f"<|im_start|>{m.get('role', 'user')}\n{content}{end}")
+    if not open_last:
+        parts.append("<|im_start|>assistant\n")
     return "".join(parts)
 
 
@@ -81,6 +95,30 @@ class Plan:
     max_tokens: int
     stop_at: int | None
     seed: int
+    # Where the text comes from: the prompt itself, or the one whose answer it continues.
+    origin: Origin | None = None
+
+
+def _stop_and_origin(
+    prompt: str, seed: int, stop: NaturalStop | None, capped: Profile | None
+) -> tuple[int | None, Origin]:
+    """The natural length left and where the text comes from: a continuation stops where its
+    origin's answer stops (``capped``: a request without ``max_tokens``, whose first answer
+    ended at the profile's default limit at the latest); one whose origin had already stopped
+    is answered as a new prompt."""
+    source = continuation.origin(prompt, seed)
+    if source.offset:
+        end = None if stop is None else natural_length(source.prompt, seed, stop)
+        if capped is not None:
+            room = capped.max_model_len - len(tokenizer.encode(source.prompt) or [0])
+            cap = min(capped.default_max_tokens, room)
+            end = cap if end is None else min(end, cap)
+        if end is None:
+            return None, source
+        if end - source.offset >= 1:
+            return end - source.offset, source
+        source = Origin(prompt, 0)
+    return (None if stop is None else natural_length(prompt, seed, stop)), source
 
 
 def plan(
@@ -112,11 +150,16 @@ def plan(
     if length is not None:  # a scripted reply: whole unless the client's limit cuts it
         limit = min(room, max(default, length)) if max_tokens is None else max_tokens
         return Plan(prompt, ids, limit, max(1, length), seed)
-    stop_at = None if ignore_eos else natural_length(prompt, seed, profile.natural_stop)
+    natural = None if ignore_eos else profile.natural_stop
     if max_tokens is not None:
-        return Plan(prompt, ids, max_tokens, stop_at, seed)
-    # No limit asked: the natural end ("stop"), within the calibrated output lengths.
-    return Plan(prompt, ids, default, None if stop_at is None else min(stop_at, default), seed)
+        stop_at, source = _stop_and_origin(prompt, seed, natural, None)
+        return Plan(prompt, ids, max_tokens, stop_at, seed, source)
+    # No limit asked: the natural end ("stop"), within the calibrated output lengths (those
+    # of the first answer, for a continuation).
+    stop_at, source = _stop_and_origin(prompt, seed, natural, profile)
+    return Plan(
+        prompt, ids, default, None if stop_at is None else min(stop_at, default), seed, source
+    )
 
 
 @dataclass(frozen=True)
@@ -126,7 +169,11 @@ class Chunk:
 
 
 class Generation:
-    """A planned request running on a replica, yielding text chunks per engine step."""
+    """A planned request running on a replica, yielding text chunks per engine step.
+
+    The replica's faults decide its ``fate`` on arrival (``faults.py``): a stalled request
+    reaches the engine only after its stall (when its answer is first awaited); meanwhile
+    ``stream`` is a stand-in with the same sizes. ``dropped`` is set once it is aborted."""
 
     def __init__(
         self, replica: Replica, p: Plan, prefix: str = "cmpl", script: list[str] | None = None
@@ -135,25 +182,69 @@ class Generation:
         self.plan = p
         self.script = script  # the pieces of a scripted reply, else generated text
         self.request_id = f"{prefix}-{uuid.uuid4().hex}"
-        req = EngineRequest(self.request_id, p.prompt_ids, p.max_tokens, p.stop_at)
+        self.dropped = asyncio.Event()
+        self._req = EngineRequest(self.request_id, p.prompt_ids, p.max_tokens, p.stop_at)
         try:
-            self.stream: RequestStream = replica.driver.submit(req)
+            replica.engine.check(self._req)
         except ValueError as exc:
             raise SimRequestError(400, str(exc)) from exc
+        continued = p.origin is not None and p.origin.offset > 0
+        self.fate = replica.faults.admit(p.prompt, p.seed, continued=continued)
+        self.stream = RequestStream(
+            self.request_id, len(p.prompt_ids), p.max_tokens, replica.driver.clock.now()
+        )
+        self._submitted = False
+        if not self.fate.stall_s:
+            self._submit()
+
+    def _submit(self) -> None:
+        self.stream = self.replica.driver.submit(self._req)
+        self._submitted = True
+
+    async def _wait_stall(self) -> None:
+        """Wait out the request's stall (a fault); raises ``RequestAborted`` if it is aborted
+        meanwhile, without ever reaching the engine."""
+        loop = asyncio.get_running_loop()
+        stall = self.fate.stall_s
+        over: asyncio.Future[None] = (
+            loop.create_future()
+            if stall == math.inf
+            else asyncio.ensure_future(self.replica.faults.pause(stall))
+        )
+        left = loop.create_task(self.dropped.wait())
+        waits: set[asyncio.Future[Any]] = {over, left}
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            over.cancel()
+            left.cancel()
+        if self.dropped.is_set():
+            self.replica.faults.counts.stalls_abandoned += 1
+            raise RequestAborted(self.request_id)
+        self._submit()
 
     def abort(self) -> None:
         """Abort the engine request unless it already finished or was aborted (idempotent)."""
-        if self.stream.finish_reason is None and not self.stream.aborted:
+        self.dropped.set()
+        if not self._submitted:
+            self.stream.aborted = True
+        elif self.stream.finish_reason is None and not self.stream.aborted:
             self.replica.driver.abort(self.request_id)
 
-    async def chunks(self) -> AsyncIterator[Chunk]:
+    async def chunks(self) -> AsyncGenerator[Chunk, None]:
         """Text per engine output; raises ``RequestAborted`` if the request is aborted."""
+        source = self.plan.origin or Origin(self.plan.prompt, 0)
+        total = source.offset + self.plan.max_tokens
         pieces = (
             iter(self.script)
             if self.script is not None
-            else tokenizer.generate(self.plan.prompt, self.plan.seed, self.plan.max_tokens)
+            else itertools.islice(
+                tokenizer.generate(source.prompt, self.plan.seed, total), source.offset, None
+            )
         )
         try:
+            if not self._submitted:
+                await self._wait_stall()
             async for out in self.stream.outputs():
                 yield Chunk([next(pieces) for _ in range(out.new_tokens)], out.finish_reason)
         finally:
@@ -214,6 +305,10 @@ class GenerationStream(StreamingResponse):
             await self.stream_response(send)
         except RequestAborted:
             return  # the client is gone; its engine request is already aborted
+        except StreamCut:
+            # A death (a fault): return with the response incomplete; the server closes the
+            # connection without the chunked terminator, as a dying process's socket would.
+            return
         except OSError as exc:  # a server that reports the closed connection on send
             raise ClientDisconnect() from exc
         finally:

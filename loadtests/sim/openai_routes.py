@@ -5,11 +5,19 @@ call, one with ``response_format`` JSON (``structured.py``), as a real engine's 
 Streaming sends one SSE chunk per engine step (as vLLM does), a final chunk carrying the
 finish reason, a usage chunk when ``stream_options.include_usage`` is set, then ``[DONE]``.
 A TGI replica serves these routes too and, as TGI does, for whatever model name is asked.
+
+A vLLM replica honours ``continue_final_message: true`` (with ``add_generation_prompt:
+false``): the last message is rendered open and the answer continues it (exactly, when it is
+the start of this model's own answer: ``continuation.py``). A stream whose fate is to die
+(``faults.py``) ends after its ``after_tokens``-th token: cut (the response is left
+incomplete, so the server closes the connection without the chunked terminator), hung (no
+more bytes until the client leaves) or with the whole process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable
@@ -21,6 +29,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from loadtests.sim import tokenizer
+from loadtests.sim.continuation import continue_final_message
+from loadtests.sim.driver import RequestAborted
+from loadtests.sim.faults import EXIT_STATUS, StreamCut
 from loadtests.sim.generation import (
     Generation,
     GenerationStream,
@@ -116,8 +127,12 @@ class OpenAIHandlers:
             messages = body.get("messages")
             if not isinstance(messages, list) or not messages:
                 raise SimRequestError(400, "messages must be a non-empty list")
+            try:
+                open_last = self.replica.kind == "vllm" and continue_final_message(body)
+            except ValueError as exc:
+                raise SimRequestError(400, str(exc)) from exc
             await self.frontend()
-            prompt = chat_prompt(messages, body.get("tools"))
+            prompt = chat_prompt(messages, body.get("tools"), open_last=open_last)
             reply = chat_reply(body, prompt, int(body.get("seed") or 0))
             gen = self.start(body, prompt, "chatcmpl", reply)
             shape = _chat_choice if reply is None or reply.tool is None else ToolCallShape(reply)
@@ -166,15 +181,34 @@ class OpenAIHandlers:
         if obj == "chat.completion":
             first = {"index": 0, "delta": {"role": "assistant", "content": ""}}
             yield _sse({**head, "choices": [{**first, "logprobs": None, "finish_reason": None}]})
-        async for chunk in gen.chunks():
-            choice = shape(chunk.pieces, chunk.finish_reason, True)
-            event = {**head, "choices": [choice]}
-            if include_usage:
-                event["usage"] = None
-            yield _sse(event)
+        die_after = gen.fate.die_after
+        if die_after == 0:
+            await self._die(gen)
+        sent = 0
+        async with contextlib.aclosing(gen.chunks()) as chunks:
+            async for chunk in chunks:
+                choice = shape(chunk.pieces, chunk.finish_reason, True)
+                event = {**head, "choices": [choice]}
+                if include_usage:
+                    event["usage"] = None
+                yield _sse(event)
+                sent += len(chunk.pieces)
+                if die_after is not None and sent >= die_after and chunk.finish_reason is None:
+                    await self._die(gen)
         if include_usage:
             yield _sse({**head, "choices": [], "usage": usage(gen)})
         yield b"data: [DONE]\n\n"
+
+    async def _die(self, gen: Generation) -> None:
+        """End the stream as its fate says; never returns."""
+        mode = gen.fate.death_mode
+        self.replica.faults.died(mode)
+        if mode == "exit":
+            self.replica.faults.exit(EXIT_STATUS)
+        if mode == "hang":
+            await gen.dropped.wait()  # until the client leaves (or the request is aborted)
+            raise RequestAborted(gen.request_id)
+        raise StreamCut(gen.request_id)
 
     async def models(self, request: Request) -> Response:
         r = self.replica

@@ -1,4 +1,5 @@
-"""One simulated replica: profile, engine, driver, metrics registry and served model name."""
+"""One simulated replica: profile, engine, driver, metrics registry, served model name and the
+faults it injects (``faults.py``; none by default)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from prometheus_client import CollectorRegistry
 from loadtests.sim.clock import Clock
 from loadtests.sim.driver import EngineDriver, Observer
 from loadtests.sim.engine import Engine
+from loadtests.sim.faults import NO_FAULTS, FaultCollector, FaultInjector, Faults
 from loadtests.sim.metrics import TgiMetrics, VllmMetrics
 from loadtests.sim.profile import Profile
 
@@ -25,6 +27,7 @@ class Replica:
     engine: Engine
     driver: EngineDriver
     registry: CollectorRegistry
+    faults: FaultInjector
 
 
 def build_replica(
@@ -35,6 +38,7 @@ def build_replica(
     clock: Clock,
     name: str = "replica",
     seed: int = 0,
+    faults: Faults = NO_FAULTS,
 ) -> Replica:
     engine = Engine(profile, seed=seed)
     registry = CollectorRegistry()
@@ -44,4 +48,6 @@ def build_replica(
     else:
         observer = TgiMetrics(registry, engine)
     driver = EngineDriver(engine, clock, observer=observer)
-    return Replica(name, kind, served_model, profile, engine, driver, registry)
+    injector = FaultInjector(faults, name)
+    registry.register(FaultCollector(injector.counts))
+    return Replica(name, kind, served_model, profile, engine, driver, registry, injector)

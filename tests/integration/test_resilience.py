@@ -207,7 +207,8 @@ def test_the_gateway_overhead_leaves_out_the_queue_wait() -> None:
     slot has spent 2 s in the queue and no time as gateway overhead."""
     clock = ManualClock()
     one_slot = "pools: {small: {admission: {objective: null}}}\n"
-    hang = {"stream": True, "fake": {"hang_after_headers": True}}
+    # A first token, then silence: the client's head goes out with the first token.
+    hang = {"stream": True, "fake": {"tokens": 3, "itl_s": 60}}
     with _fakes(None) as fakes:
         policy = _policy([(fakes[0][0], "small")], one_slot).replace(
             "pool: small}", "pool: small, max_inflight: 1}", 1

@@ -63,7 +63,7 @@ def test_sigterm_cuts_streams_past_the_drain_and_cancels_upstream(
         rest = list(lines)
         proc.wait(timeout=15)
     events = [line for line in rest if line.startswith("data: ")]
-    assert events[-1] == "data: [DONE]"
-    assert '"code":"shutting_down"' in events[-2]
+    assert "data: [DONE]" not in events  # cut short: never mistaken for a whole answer
+    assert '"code":"shutting_down"' in events[-1]
     assert len([line for line in events if "tok" in line]) < 50
     assert fake_log.left.wait(timeout=5), "the upstream kept generating after the gateway left"

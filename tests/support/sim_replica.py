@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from loadtests.kit.serving import Served, serve_app
 from loadtests.sim.clock import RealClock
+from loadtests.sim.faults import NO_FAULTS, Faults
 from loadtests.sim.profile import load_profile
 from loadtests.sim.replica import Replica, build_replica
 from loadtests.sim.server import build_app
@@ -37,12 +38,25 @@ class SimReplica:
 
 @contextmanager
 def sim_replica(
-    profile: str = "qwen2.5-1.5b-h100", speed: float = 1.0, max_num_seqs: int | None = None
+    profile: str = "qwen2.5-1.5b-h100",
+    speed: float = 1.0,
+    max_num_seqs: int | None = None,
+    *,
+    name: str = "replica",
+    faults: Faults = NO_FAULTS,
 ) -> Iterator[SimReplica]:
-    """The replica of ``profile``, running ``max_num_seqs`` at once (None: the profile's)."""
+    """The replica of ``profile``, running ``max_num_seqs`` at once (None: the profile's),
+    with ``faults``."""
     loaded = load_profile(profile)
     if max_num_seqs is not None:
         loaded = loaded.model_copy(update={"max_num_seqs": max_num_seqs})
-    replica = build_replica(loaded, kind="vllm", served_model=SERVED, clock=RealClock(speed))
+    replica = build_replica(
+        loaded,
+        kind="vllm",
+        served_model=SERVED,
+        clock=RealClock(speed),
+        name=name,
+        faults=faults,
+    )
     with serve_app(build_app(replica)) as served:
         yield SimReplica(replica, served)

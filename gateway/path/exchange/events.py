@@ -5,7 +5,13 @@ Every complete ``data:`` line of a chunk is rewritten (the public model name put
 that arrive together leave together. A typed stream (the Responses API) keeps each event's
 ``event:`` line in front of its data and ends with its terminal event and the end of the body
 instead of ``data: [DONE]``. A backend's error event is never relayed as sent: it ends the
-stream and the relay reports a rebuilt error.
+stream and the relay reports a rebuilt error; a stream that ends with an error has no
+``data: [DONE]`` (a client must not take it for a whole answer).
+
+A stream that may be continued elsewhere if its replica dies (``splice.py``) also keeps what
+it relayed (``relayed``: each event's text appended, joined only to continue); the relay of
+a continuation (``continued``) makes its events the first stream's: same ``id`` and
+``created``, its role-only opening left out, its usage summed with what came before.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from gateway.errors import GatewayError
 from gateway.openai import endpoints as wire
 from gateway.openai import sse
 from gateway.path.exchange.lease import Lease
+from gateway.recovery.continuation import Relayed
 from gateway.upstream import failures as upstream_errors
 
 _EVENT = b"event:"
@@ -27,7 +34,9 @@ _EVENT = b"event:"
 class EventRelay:
     """One stream's re-framing state."""
 
-    def __init__(self, lease: Lease, capture: AnswerCapture | None) -> None:
+    def __init__(
+        self, lease: Lease, capture: AnswerCapture | None, relayed: Relayed | None = None
+    ) -> None:
         self._public = lease.ctx.request.model
         self._backend = lease.backend.name
         self._redactor = lease.ctx.policy.redactor
@@ -44,6 +53,16 @@ class EventRelay:
         self.token_events = 0
         self.usage: tuple[int | None, int] | None = None  # when the answer reports usage
         self.error: GatewayError | None = None
+        self.relayed = relayed  # kept when the stream may be continued
+        self.before: int | None = None  # a continuation: completion tokens relayed before it
+
+    def continued(self, lease: Lease) -> EventRelay:
+        """The relay of a continuation of this stream on ``lease``'s replica."""
+        after = EventRelay(lease, self._capture, self.relayed)
+        after.before = self.relayed.completion_tokens if self.relayed is not None else 0
+        after.token_seen, after.token_events = True, self.token_events
+        after.events = self.events
+        return after
 
     def feed(self, chunk: bytes | None) -> bytes:
         """Frames for the client from one upstream chunk (None: the stream ended)."""
@@ -92,8 +111,31 @@ class EventRelay:
             return self._typed_frame(data)
         if "model" in data:  # ``endpoints.show_public_model`` for chunks
             data["model"] = self._public
+        if self.relayed is not None and not self._keep(self.relayed, data):
+            return b""
         self._note(data)
         return b"data: " + orjson.dumps(data) + b"\n\n"
+
+    def _keep(self, relayed: Relayed, data: dict[str, Any]) -> bool:
+        """Whether a chunk is relayed (a continuation's role-only opening is not); notes
+        its text, and makes a continuation's chunk the first stream's."""
+        if self.before is None:
+            relayed.see(data)
+            return True
+        if not wire.carries_token(data) and "usage" not in data and not _finishes(data):
+            return False
+        relayed.restamp(data)
+        relayed.see(data)
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+            if isinstance(prompt, int) and isinstance(completion, int):
+                # The continuation's prompt held the text before it; its tokens are output.
+                prompt = max(0, prompt - self.before)
+                completion += self.before
+                usage.update(prompt_tokens=prompt, completion_tokens=completion,
+                             total_tokens=prompt + completion)  # fmt: skip
+        return True
 
     def _typed_frame(self, data: dict[str, Any]) -> bytes:
         wire.show_public_model(data, self._public)
@@ -117,15 +159,23 @@ class EventRelay:
         self.events += 1
 
     def ending(self, error: dict[str, Any] | None) -> bytes:
-        """The stream's last bytes: ``error`` (an error body) as an event, then ``data:
+        """The stream's last bytes: ``error`` (an error body) as an event, or else ``data:
         [DONE]`` unless the stream is typed (the Responses API has none)."""
-        out = b"" if error is None else wire.error_frame(self._endpoint, error, self.events)
-        return out if self._typed else out + sse.DONE
+        if error is not None:
+            return wire.error_frame(self._endpoint, error, self.events)
+        return b"" if self._typed else sse.DONE
 
     def _fail(self, detail: str) -> None:
         self.done = True
         if self.error is None:
             self.error = upstream_errors.invalid_response(self._backend, detail)
+
+
+def _finishes(data: dict[str, Any]) -> bool:
+    choices = data.get("choices")
+    return isinstance(choices, list) and any(
+        isinstance(c, dict) and c.get("finish_reason") for c in choices
+    )
 
 
 def json_object(raw: bytes) -> dict[str, Any] | None:

@@ -34,6 +34,7 @@ _BACKEND_FAULTS = frozenset(
         "upstream_timeout",
         "upstream_protocol",
         "upstream_invalid",
+        "upstream_stall",
         "total_timeout",
     }
 )
@@ -98,6 +99,30 @@ class Lease:
         self._inflight_at = backend.host_inflight
         backend.breaker.on_start()
         metrics.inflight.labels(plan.pool.name).inc()
+
+    @property
+    def started(self) -> float:
+        """When it was dispatched (the clock's)."""
+        return self._started
+
+    @property
+    def permit(self) -> Permit | None:
+        return self._permit
+
+    @property
+    def chars(self) -> int:
+        """The prompt's characters (what token counts are estimated from)."""
+        return self._chars
+
+    @property
+    def upper_s(self) -> float:
+        """Its replica's calibrated predicted TTFT for it (the upper band), from dispatch."""
+        return self._upper
+
+    @property
+    def supported(self) -> bool:
+        """Whether that prediction rests on the replica's observations."""
+        return self._supported
 
     def first_token(self) -> None:
         """The backend is past this request's prefill (prefill pacing counts it no more; the

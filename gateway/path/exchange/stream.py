@@ -9,7 +9,10 @@ never past ``total_s``), which interrupts a read that waits too long, instead of
 and cancelled around every read. How the exchange ends is decided once, in ``pump``'s
 ``finally``: the upstream connection closed at once unless the body was read to its end (so
 the backend stops generating when the client leaves or a timeout strikes), the usage counted,
-the lease finished (the single ``on_complete``).
+the lease finished (the single ``on_complete``). The exchange starts from the chunks read up
+to its first token (``first_token.py``: they go out first, in one write); one cut short after
+it is continued on another replica when it can be (``splice.py``), the relay going on with
+the continuation's exchange.
 
 Parameters: the lease (request, plan, backend), the opened upstream response, the pool's
 timeouts, the clock, the per-event work and the cache's capture.
@@ -25,7 +28,9 @@ from gateway.cache.store.capture import AnswerCapture
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.openai.streaming import Write
 from gateway.path.exchange.events import EventRelay
+from gateway.path.exchange.first_token import Primed
 from gateway.path.exchange.lease import Lease, Outcome, Phase
+from gateway.path.exchange.splice import Splice, retried
 from gateway.schema import Timeouts
 from gateway.upstream import UpstreamIOError, UpstreamResponse
 from gateway.upstream import failures as upstream_errors
@@ -43,6 +48,8 @@ class StreamRelay:
         clock: Callable[[], float],
         events: EventRelay,
         capture: AnswerCapture | None,
+        primed: Primed | None = None,
+        splice: Splice | None = None,
     ) -> None:
         self._lease = lease
         self._response = response
@@ -50,11 +57,41 @@ class StreamRelay:
         self._clock = clock
         self._events = events
         self._capture = capture
+        self._primed = primed
+        self._splice = splice
         self._deadline = lease.ctx.arrival + timeouts.total_s
         self._started = False
 
     async def pump(self, write: Write) -> bytes:
         self._started = True
+        outcome = Outcome(200)
+        primed = self._primed
+        while True:
+            error = await self._relay(write, outcome, primed)
+            if error is None or self._splice is None or outcome.error_kind == "total_timeout":
+                break
+            # Cut short after its first token: continued elsewhere when it can be.
+            lease, events = self._lease, self._events
+            try:
+                primed = await self._splice.resume(lease, events)
+            except asyncio.CancelledError:
+                lease.finish(Outcome.client_gone(Phase.STREAMING))
+                raise
+            if primed is None:
+                break
+            lease.finish(retried(outcome))
+            self._lease, self._response = primed.lease, primed.response
+            self._events = events.continued(primed.lease)
+            first_at, outcome = outcome.first_token_at, Outcome(200)
+            outcome.first_token_at = first_at
+        self._lease.finish(outcome)
+        return self._events.ending(None if error is None else error.body())
+
+    async def _relay(
+        self, write: Write, outcome: Outcome, primed: Primed | None
+    ) -> GatewayError | None:
+        """Relay the current exchange to its end; its error, if it failed (``outcome`` says
+        how it ended; the lease is the caller's to finish)."""
         lease, events, clock, read = (
             self._lease,
             self._events,
@@ -62,10 +99,16 @@ class StreamRelay:
             self._response.next_chunk,
         )
         budget, deadline = self._timeouts.first_token_s, self._deadline
-        outcome = Outcome(200)
         error: GatewayError | None = None
         stall = StallTimer(clock, deadline, self._stalled)
         try:
+            if primed is not None:
+                if primed.first_token_at is not None:
+                    outcome.first_token_at = outcome.first_token_at or primed.first_token_at
+                    budget = self._timeouts.idle_s
+                held = b"".join([events.feed(chunk) for chunk in primed.held])
+                if held:
+                    await write(held)
             stall.start(clock(), budget)
             while not events.done:
                 now = clock()
@@ -95,21 +138,26 @@ class StreamRelay:
             error = exc
         except asyncio.CancelledError:
             phase = Phase.FIRST_TOKEN if outcome.first_token_at is None else Phase.STREAMING
-            outcome = Outcome.client_gone(phase)
+            client_gone = Outcome.client_gone(phase)
+            self._count(events, client_gone)
+            lease.finish(client_gone)
             raise
         finally:
             stall.cancel()
             self._response.close()
-            # Servers send one token per event unless asked for usage; usage is exact.
-            if events.usage is not None:
-                outcome.input_tokens, outcome.output_tokens = events.usage
-            else:
-                outcome.output_tokens = events.token_events
-            if error is not None:
-                outcome.status = error.http_status()
-                outcome.error_kind = error.code or type(error).__name__
-            lease.finish(outcome)
-        return events.ending(None if error is None else error.body())
+        self._count(events, outcome)
+        if error is not None:
+            outcome.status = error.http_status()
+            outcome.error_kind = error.code or type(error).__name__
+        return error
+
+    @staticmethod
+    def _count(events: EventRelay, outcome: Outcome) -> None:
+        # Servers send one token per event unless asked for usage; usage is exact.
+        if events.usage is not None:
+            outcome.input_tokens, outcome.output_tokens = events.usage
+        else:
+            outcome.output_tokens = events.token_events
 
     def _stalled(self) -> bool:
         return self._response.interrupt(TimeoutError())

@@ -126,3 +126,19 @@ async def test_first_token_timeout_bounds_the_wait_not_the_stream() -> None:
     assert served.e2e_s is not None
     assert served.e2e_s > 0.5  # the stream outlived the first-token limit
     assert (gave_up.error, gave_up.ttft_s) == ("timeout", None)
+
+
+@pytest.mark.parametrize(
+    ("keep", "model", "text"),
+    [(False, "ok", None), (True, "ok", " t0 t1 t2 t3"), (True, "broken", " t0 t1"),
+     (True, "shed", None)],
+)  # fmt: skip
+async def test_the_answers_text_is_kept_when_asked(
+    fake_url: str, keep: bool, model: str, text: str | None
+) -> None:
+    client = LoadClient(ClientConfig(targets=[Target(fake_url)], keep_text=keep))
+    try:
+        record = await client.send(_request(0, 0.0, model=model, max_tokens=4))
+    finally:
+        await client.aclose()
+    assert record.text == text

@@ -10,8 +10,9 @@ from gateway.admission.queue import Priority
 from gateway.recovery.hedging import Move, Straggler, decide, next_look
 from gateway.schema import Recovery
 
-ON = Recovery()
-OFF = Recovery(hedge=False)
+ON = Recovery(hedge_after=1.0, stall_min_s=1.0)  # late as soon as past the band
+OFF = Recovery(hedge=False, stall_min_s=1.0)
+DEFAULT = Recovery(hedge_after=2.0)  # late past twice the band
 
 
 def _late(**changes: object) -> Straggler:
@@ -38,7 +39,10 @@ MOVES: dict[str, tuple[Straggler, Recovery, bool, Move]] = {
     "already hedged: wait": (_late(hedged=True), ON, True, Move.WAIT),
     "a band from the prior is no evidence: wait": (_late(supported=False), ON, True, Move.WAIT),
     "no other replica free: wait": (_late(alternative_s=None), ON, True, Move.WAIT),
-    "the other is predicted no sooner: wait": (_late(alternative_s=0.7), ON, True, Move.WAIT),
+    "the other delivers after this one's stall limit: wait": (
+        _late(alternative_s=1.5), ON, True, Move.WAIT),
+    "an identical replica (the same prediction) is sooner: hedge": (
+        _late(alternative_s=0.5), ON, True, Move.HEDGE),
     "saturated: a hedge would take a queued request's slot": (
         _late(saturated=True), ON, True, Move.WAIT),
     "sheddable while work waits: wait": (
@@ -50,6 +54,16 @@ MOVES: dict[str, tuple[Straggler, Recovery, bool, Move]] = {
         _late(elapsed_s=0.5, upper_s=0.05), ON, False, Move.WAIT),
     "stalled past 1 s, hedging off: fail over": (
         _late(elapsed_s=1.0, upper_s=0.05), OFF, False, Move.FAIL_OVER),
+    "by default, past the band is not yet late: wait": (_late(), DEFAULT, True, Move.WAIT),
+    "by default, past twice the band: hedge": (
+        _late(elapsed_s=1.0, alternative_s=0.5), DEFAULT, True, Move.HEDGE),
+    "the default: late past the band": (_late(), Recovery(), True, Move.HEDGE),
+    "a band of 10 ms counts as 62.5 ms (0.25 s / 4): not late at 0.1 s": (
+        _late(elapsed_s=0.1, upper_s=0.01, alternative_s=0.05), DEFAULT, True, Move.WAIT),
+    "... late past 0.125 s": (
+        _late(elapsed_s=0.13, upper_s=0.01, alternative_s=0.05), DEFAULT, True, Move.HEDGE),
+    "... failed over past 0.25 s": (
+        _late(elapsed_s=0.25, upper_s=0.01), DEFAULT, True, Move.FAIL_OVER),
 }  # fmt: skip
 
 
@@ -67,6 +81,9 @@ def test_the_move(straggler: Straggler, settings: Recovery, budget: bool, move: 
         (_late(elapsed_s=0.1), OFF, 2.0),  # hedging off: the stall limit
         (_late(elapsed_s=0.6), ON, 2.0),
         (_late(elapsed_s=3.0), ON, math.inf),  # past everything
+        (_late(elapsed_s=0.1), DEFAULT, 1.0),  # twice the band
+        (_late(elapsed_s=0.1, upper_s=0.9), DEFAULT, 1.8),
+        (_late(elapsed_s=0.1, upper_s=0.9), Recovery(hedge_after=10), 3.6),  # the stall first
     ],
 )
 def test_when_to_look_again(straggler: Straggler, settings: Recovery, at: float) -> None:

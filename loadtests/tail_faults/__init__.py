@@ -1,0 +1,1 @@
+"""Tail faults after dispatch: stalls before the first token and deaths mid-stream (issue 32)."""
