@@ -188,7 +188,8 @@ def test_a_hit_needs_no_admission_slot(
             "model": "fast",
             "messages": [{"role": "user", "content": "hang"}],
             "stream": True,
-            "fake": {"hang_after_headers": True},
+            # A first token (the client's head goes out with it), then silence.
+            "fake": {"tokens": 3, "itl_s": 60},
         }
         # Holds the pool's only slot (max_inflight 1) while the hit is asked for.
         with client.stream("POST", "/v1/chat/completions", json=body):

@@ -148,7 +148,8 @@ def test_a_busy_pool_skips_the_verification(monkeypatch: pytest.MonkeyPatch) -> 
             "model": "fast",
             "messages": [{"role": "user", "content": "hang"}],
             "stream": True,
-            "fake": {"hang_after_headers": True},
+            # A first token (the client's head goes out with it), then silence.
+            "fake": {"tokens": 3, "itl_s": 60},
         }
         with (
             httpx.Client(base_url=served.url, timeout=30) as client,
