@@ -52,6 +52,14 @@ QUANTILE_POINTS = 101  # 0%, 1%, ..., 100%
 ROUTING_TEXT_CHARS = 4096
 
 
+def check_logistic(bias: float, features: Weights, *rest: Weights) -> None:
+    """A logistic regression's weights: one per cheap feature, all finite (else ValueError)."""
+    if len(features) != len(FEATURE_NAMES):
+        raise ValueError(f"need {len(FEATURE_NAMES)} feature weights ({FEATURE_NAMES})")
+    if not np.isfinite(bias) or not all(np.all(np.isfinite(w)) for w in (features, *rest)):
+        raise ValueError("weights must be finite")
+
+
 @dataclass(frozen=True, eq=False)
 class Success:
     """One logistic regression: how likely a model does well on a request."""
@@ -61,11 +69,7 @@ class Success:
     features: Weights  # weights of FEATURE_NAMES, in that order
 
     def __post_init__(self) -> None:
-        if len(self.features) != len(FEATURE_NAMES):
-            raise ValueError(f"need {len(FEATURE_NAMES)} feature weights ({FEATURE_NAMES})")
-        finite = np.isfinite(self.bias) and np.all(np.isfinite(self.embedding))
-        if not finite or not np.all(np.isfinite(self.features)):
-            raise ValueError("weights must be finite")
+        check_logistic(self.bias, self.features, self.embedding)
 
     def to_json(self) -> dict[str, Any]:
         return {

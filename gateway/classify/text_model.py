@@ -56,7 +56,7 @@ import numpy.typing as npt
 
 from gateway.classify.difficulty import Difficulty
 from gateway.classify.features import FEATURE_NAMES, Features
-from gateway.classify.model import QUANTILE_POINTS, Success, Vector, rank
+from gateway.classify.model import QUANTILE_POINTS, Success, Vector, check_logistic, rank
 from gateway.classify.prompt_format import FORMATS, Format, prompt_format
 from gateway.classify.text_terms import term_key, window, window_keys
 
@@ -75,11 +75,7 @@ class TermOutcome:
     terms: Weights  # one per vocabulary term
 
     def __post_init__(self) -> None:
-        if len(self.features) != len(FEATURE_NAMES):
-            raise ValueError(f"need {len(FEATURE_NAMES)} feature weights ({FEATURE_NAMES})")
-        finite = np.isfinite(self.bias) and np.all(np.isfinite(self.features))
-        if not finite or not np.all(np.isfinite(self.terms)):
-            raise ValueError("weights must be finite")
+        check_logistic(self.bias, self.features, self.terms)
 
     def to_json(self) -> dict[str, Any]:
         return {

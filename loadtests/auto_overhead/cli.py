@@ -43,7 +43,7 @@ from gateway.classify.exemplars import read_exemplars
 from gateway.commands.demo import FLEET_ARGV
 from gateway.upstream import ConnectionPool, Origin, UpstreamIOError
 from loadtests.kit.processes import fake_argv
-from loadtests.overhead.measure import Endpoint, PathStats, ttft_ms
+from loadtests.overhead.measure import Endpoint, PathStats, timed_stream, ttft_ms
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 PROMPTS = ROOT / "policies/exemplars/difficulty.jsonl"
@@ -127,28 +127,7 @@ def _own_memory_kib(pid: int) -> tuple[int, int]:
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
-async def _one(pool: ConnectionPool, origin: Origin, stats: PathStats, payload: bytes) -> None:
-    start = time.perf_counter()
-    first: float | None = None
-    headers = [("content-type", "application/json")]
-    response = await pool.request(
-        origin, "POST", "/v1/chat/completions", headers, payload, connect_timeout_s=10
-    )
-    try:
-        if response.status != 200:
-            await response.read()
-            stats.errors += 1
-            return
-        async for chunk in response.chunks():
-            if first is None and b"data: {" in chunk:
-                first = time.perf_counter()
-    finally:
-        response.close()
-    if first is None:
-        stats.errors += 1
-        return
-    stats.ttft.append(first - start)
-    stats.completed += 1
+_JSON = [("content-type", "application/json")]
 
 
 async def measure(
@@ -167,7 +146,7 @@ async def measure(
         async def worker() -> None:
             while time.perf_counter() < stop:
                 try:
-                    await _one(pool, origin, stats, next(turns))
+                    await timed_stream(pool, origin, stats, next(turns), _JSON)
                 except UpstreamIOError:
                     stats.errors += 1
 

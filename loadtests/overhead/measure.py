@@ -62,13 +62,14 @@ class Endpoint:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-async def _one(
+async def timed_stream(
     pool: ConnectionPool,
     origin: Origin,
     stats: PathStats,
     payload: bytes,
     headers: list[tuple[str, str]],
 ) -> None:
+    """One streamed chat: its TTFT (the first data event) into ``stats``, or an error."""
     start = time.perf_counter()
     first: float | None = None
     response = await pool.request(
@@ -106,7 +107,7 @@ async def _round(
     async def worker() -> None:
         while time.perf_counter() < stop:
             try:
-                await _one(pool, origin, stats, payload, headers)
+                await timed_stream(pool, origin, stats, payload, headers)
             except UpstreamIOError:
                 stats.errors += 1
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from loadtests.kit.cli_words import chosen, load_average
 from loadtests.loadgen.arrivals import OnOff
 from loadtests.loadgen.fleet import policy_for
 from loadtests.loadgen.plots import plot_ttft_cdf
@@ -149,23 +150,11 @@ def _prefix(args: argparse.Namespace, targets: list[str], binaries: Binaries,
     results.prefix += [load_row("prefix", "-", n, s) for n, (s, _) in runs.items()]
 
 
-def _split(text: str, allowed: Sequence[str], what: str) -> list[str]:
-    names = [x.strip() for x in text.split(",") if x.strip()]
-    if bad := [n for n in names if n not in allowed]:
-        raise SystemExit(f"unknown {what}: {bad}; choose from {tuple(allowed)}")
-    return names
-
-
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.out = args.out.resolve()  # configs name files the peers open from elsewhere
-    targets = _split(args.targets, TARGETS, "targets")
-    suites = _split(args.suites, SUITES, "suites")
+    targets = chosen(args.targets, TARGETS, "targets")
+    suites = chosen(args.suites, SUITES, "suites")
     peers = {t for t in targets if t not in ("direct", "gateway")}
     binaries = ensure_all(set() if args.no_install else peers, os.environ)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -173,15 +162,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "started (UTC)": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
         "command": "python -m loadtests.peers " + " ".join(sys.argv[1:] if argv is None else argv),
         "seed": args.seed,
-        "machine": f"{os.cpu_count()} cores; load average 1/5/15 min at start {_load()}",
+        "machine": f"{os.cpu_count()} cores; load average 1/5/15 min at start {load_average()}",
         "versions": versions(binaries, peers),
     }
     results = Results()
     plan = OverheadPlan(tuple(int(x) for x in args.levels.split(",")), args.rounds, args.round_s)
     cancel = CancelPlan(trials=args.cancel_trials,
-                        phases=tuple(_split(args.cancel_phases, PHASES, "phases")))  # fmt: skip
+                        phases=tuple(chosen(args.cancel_phases, PHASES, "phases")))  # fmt: skip
     for suite in suites:
-        before = _load()
+        before = load_average()
         if suite == "overhead":
             results.overhead = run_overhead(targets, plan, args.out / "overhead", args.base_port,
                                             binaries, results.failures)  # fmt: skip
@@ -193,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.cancel = run_cancellation(targets, cancel, args.out / "cancel",
                                               args.base_port, binaries,
                                               results.failures)  # fmt: skip
-        meta[f"load average during {suite}"] = f"before {before}, after {_load()}"
+        meta[f"load average during {suite}"] = f"before {before}, after {load_average()}"
     meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
     path = write(args.out, results, meta)
     print(path.read_text())

@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from loadtests.kit.cli_words import chosen, load_average
 from loadtests.loadgen.workload import load_workload
 from loadtests.peers.fleets import front_for, rename_model, shift_fleet, write_fleet
 from loadtests.peers.install import Binaries, ensure_all, versions
@@ -145,13 +146,6 @@ def _resolve(args: argparse.Namespace) -> Sizes:
     return Sizes(**{k: v if v is not None else getattr(base, k) for k, v in given.items()})
 
 
-def _split(text: str, allowed: Sequence[str], what: str) -> list[str]:
-    names = [x.strip() for x in text.split(",") if x.strip()]
-    if bad := [n for n in names if n not in allowed]:
-        raise SystemExit(f"unknown {what}: {bad}; choose from {tuple(allowed)}")
-    return names
-
-
 def _fleet(args: argparse.Namespace) -> tuple[FleetConfig, dict[str, Any]]:
     fleet = shift_fleet(load_fleet(args.fleet), args.fleet_port_offset)
     if args.speed is not None:
@@ -170,19 +164,14 @@ def _commit() -> str:
     return done.stdout.strip()
 
 
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
-
-
 def _program(args: argparse.Namespace, sizes: Sizes, fleet: FleetConfig, mix: Mix) -> Program:
-    names = _split(args.scenarios, SCENARIOS, "scenarios")
+    names = chosen(args.scenarios, SCENARIOS, "scenarios")
     program = Program()
     for name, add in (("bursty", add_bursty), ("steady", add_steady), ("cold", add_cold)):
         if name in names:
             add(program, mix, sizes)
     if "azure" in names:
-        for trace in _split(args.traces, azure.TRACES, "traces"):
+        for trace in chosen(args.traces, azure.TRACES, "traces"):
             add_azure(program, fleet, sizes, trace, args.data, args.azure_minutes, args.seed,
                       SERVED_MODEL)  # fmt: skip
     for name, levels in (("ramp", sizes.ramp_levels), ("ramp8", sizes.ramp8_levels)):
@@ -212,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.out = args.out.resolve()  # peers' configs name files they open from elsewhere
     sizes = _resolve(args)
-    targets = _split(args.targets, TARGETS, "targets")
+    targets = chosen(args.targets, TARGETS, "targets")
     fleet, policy = _fleet(args)
     workload = load_workload(args.workload)
     mix = Mix(workload, mix_capacity(fleet, workload, args.seed), args.seed, SERVED_MODEL,
@@ -236,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta: dict[str, Any] = {
         "command": "python -m loadtests.slo " + " ".join(sys.argv[1:] if argv is None else argv),
         "started (UTC)": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
-        "machine": f"{os.cpu_count()} cores; load average 1/5/15 min at start {_load()}",
+        "machine": f"{os.cpu_count()} cores; load average 1/5/15 min at start {load_average()}",
         "fleet": f"{args.fleet.name}, speed {fleet.speed:g}, {cap.replicas} replicas, "
                  f"{cap.slots} slots in all",
         "code": _commit(),
@@ -266,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_open(program, targets, arena, knobs, group_profile(fleet.groups[0]).natural_stop, save)
     run_ramps(program, targets, arena, knobs, save)
     meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
-    meta["load average at the end"] = _load()
+    meta["load average at the end"] = load_average()
     path = save()
     print(path.read_text())
     print(f"results: {path}")

@@ -27,6 +27,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from loadtests.kit.cli_words import chosen, load_average
 from loadtests.peers.fleets import front_for, write_fleet
 from loadtests.peers.install import Binaries, ensure_all, versions
 from loadtests.peers.load_suite import Bench
@@ -96,18 +97,6 @@ def _resolve(args: argparse.Namespace) -> Sizes:
     return Sizes(**{k: v if v is not None else getattr(base, k) for k, v in given.items()})
 
 
-def _split(text: str, allowed: Sequence[str], what: str) -> list[str]:
-    names = [x.strip() for x in text.split(",") if x.strip()]
-    if bad := [n for n in names if n not in allowed]:
-        raise SystemExit(f"unknown {what}: {bad}; choose from {tuple(allowed)}")
-    return names
-
-
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
-
-
 def _commit() -> str:
     try:
         done = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"],
@@ -165,10 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.out = args.out.resolve()
     sizes = _resolve(args)
-    names = _split(args.scenarios, SCENARIOS, "scenarios")
-    chosen = args.targets or ",".join(QUICK_TARGETS if args.quick else DEFAULT_TARGETS)
-    targets = _split(chosen, TARGETS, "targets")
-    saturation = _split(args.saturation_targets, TARGETS, "saturation targets")
+    names = chosen(args.scenarios, SCENARIOS, "scenarios")
+    asked = args.targets or ",".join(QUICK_TARGETS if args.quick else DEFAULT_TARGETS)
+    targets = chosen(asked, TARGETS, "targets")
+    saturation = chosen(args.saturation_targets, TARGETS, "saturation targets")
     scenarios = sc_mod.build(names, sizes, args.seed, args.fleet_port, args.slo_port_offset)
     runs = [(sc, t) for sc in scenarios for t in _targets_of(sc, targets, saturation)]
     seconds = sum(sc.window_s + STARTUP_S + 10 for sc, _ in runs)
@@ -183,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": "python -m loadtests.tail_faults "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "started (UTC)": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
-        "machine": f"{os.cpu_count()} cores; load average 1/5/15 min at start {_load()}",
+        "machine": f"{os.cpu_count()} cores; load average 1/5/15 min at start {load_average()}",
         "code": _commit(),
         "seed": args.seed,
         "client timeout": f"{sizes.client_timeout_s:g} s to the first token",
@@ -206,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _progress(sc, target, row)
         write(args.results, name, scenarios, rows, all_checks(rows), meta, ran)
     meta["finished (UTC)"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
-    meta["load average at the end"] = _load()
+    meta["load average at the end"] = load_average()
     path = write(args.results, name, scenarios, rows, all_checks(rows), meta, ran)
     print(path.read_text())
     print(f"results: {path}")
