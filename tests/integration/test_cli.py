@@ -13,6 +13,7 @@ import pytest
 from gateway.commands.cli import main, policy_json_schema
 from loadtests.kit.ports import free_port
 from tests.support.processes import gateway_process, read_until
+from tests.support.waiting import until_written
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "policies").glob("*.yaml"))
@@ -106,8 +107,9 @@ def test_demo_serves_the_simulated_fleet(tmp_path: Path) -> None:
             ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
         ).stdout.split()
         assert children, "the demo runs its fleet as a child process"
-        # The access lines go to the file the banner named, not to the terminal.
-        assert '"model":"smart"' in access_log.read_text()
+        # The access lines go to the file the banner named (written in batches), not to the
+        # terminal.
+        until_written(lambda: '"model":"smart"' in access_log.read_text())
         assert access_log.parent == policy.parent
     for pid in children:
         assert not Path(f"/proc/{pid}").exists(), "the demo left its fleet running"

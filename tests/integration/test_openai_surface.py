@@ -195,6 +195,9 @@ pools:
   small:
     retry: {{attempts: 2, backoff_initial_s: 0.001, backoff_max_s: 0.001, jitter_s: 0}}
     breaker: {{consecutive_failures: 100}}
+# Every failure here may retry: the scheduler may pick the broken replica for most of the
+# twelve requests, more than the default budget (10% of requests + 0.5/s) lets retry.
+retry_budget: {{ratio: 1.0}}
 """
         with start_gateway(policy) as url:
             sdk = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=20)

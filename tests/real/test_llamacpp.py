@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 
 import httpx2 as httpx
 import openai
@@ -163,6 +164,8 @@ async def test_full_slots_queue_then_shed_and_load_is_scraped(
         server = await metrics(http, llamacpp)
         assert server["llamacpp:requests_deferred"] == 0
         assert server["llamacpp:requests_processing"] == 4
+        # Each head goes out with its stream's first token (until then the request can move).
+        await wait_for(_heads(opened), lambda n: n == 4, timeout_s=60)
         assert opened == [200, 200, 200, 200]
     finally:
         await stop_all(holders)
@@ -172,3 +175,12 @@ async def test_full_slots_queue_then_shed_and_load_is_scraped(
 @pytest.mark.timeout(600)  # 28 real requests, 12 of them long prompts, on 2 shared cores
 async def test_the_ttft_predictor_learns_the_server(llamacpp: str) -> None:
     await check_predictor_learns(llamacpp, "llamacpp")
+
+
+def _heads(opened: list[int]) -> Callable[[], Awaitable[int]]:
+    """How many of the streams' response heads came (each with its first token)."""
+
+    async def read() -> int:
+        return len(opened)
+
+    return read

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import httpx2 as httpx
 import openai
@@ -168,6 +168,8 @@ async def test_full_engine_sheds_and_its_load_is_scraped(
         server = await metrics(http, vllm)
         assert server["vllm:num_requests_waiting"] == 0
         assert server["vllm:num_requests_running"] == 4
+        # Each head goes out with its stream's first token (until then the request can move).
+        await wait_for(_heads(opened), lambda n: n == 4, timeout_s=60)
         assert opened == [200, 200, 200, 200]
     finally:
         await stop_all(holders)
@@ -220,3 +222,12 @@ async def test_load_aware_routing_avoids_the_queued_engine(
 @pytest.mark.timeout(600)  # 28 real requests, 12 of them long prompts, on 2 shared cores
 async def test_the_ttft_predictor_learns_the_engine(vllm: str) -> None:
     await check_predictor_learns(vllm, "vllm")
+
+
+def _heads(opened: list[int]) -> Callable[[], Awaitable[int]]:
+    """How many of the streams' response heads came (each with its first token)."""
+
+    async def read() -> int:
+        return len(opened)
+
+    return read

@@ -1,4 +1,4 @@
-"""Waiting for a condition in async tests, instead of yielding a fixed number of times.
+"""Waiting for a condition in tests, instead of yielding a fixed number of times.
 
 ``until(condition)`` checks ``condition()`` and, while it is false, yields to the event loop
 (``asyncio.sleep(0)``: the callbacks and tasks that are ready run before the next check), until
@@ -10,6 +10,7 @@ costs one loop turn, so a test waits exactly as long as the state takes to get t
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 TIMEOUT_S = 5.0
@@ -36,3 +37,16 @@ async def until(
             )
         await asyncio.sleep(0)
         turns += 1
+
+
+def until_written(
+    condition: Callable[[], object], *, timeout_s: float = TIMEOUT_S, poll_s: float = 0.02
+) -> None:
+    """For a test outside an event loop that waits on another process's writes (a log file
+    written in batches): check ``condition()`` every ``poll_s`` until it holds; fail after
+    ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"never true within {timeout_s:g} s: {_describe(condition)}")
+        time.sleep(poll_s)
