@@ -68,6 +68,9 @@ def _policy(port: int) -> str:
         f"  - {{name: fleet, discover: {{dns: fleet.test, port: {port}, interval_s: 0.1}},"
         " model: fake-model, pool: main}\n"
         "models:\n  fast: {pool: main}\n"
+        # No hedging: a hedge's loser is cancelled on purpose, and this test counts a
+        # cancellation as an in-flight request that did not finish when its replica went.
+        "pools: {main: {recovery: {hedge: false}}}\n"
         "health: {interval_s: 0.1}\n"
         "server: {access_log: false}\n"
     )
