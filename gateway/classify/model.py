@@ -60,6 +60,15 @@ def check_logistic(bias: float, features: Weights, *rest: Weights) -> None:
         raise ValueError("weights must be finite")
 
 
+def feature_weights(data: Any) -> Weights:
+    """A stored model's weights of FEATURE_NAMES, in that order (ValueError if one is missing)."""
+    features = data["features"]
+    missing = [name for name in FEATURE_NAMES if name not in features]
+    if missing:
+        raise ValueError(f"feature weights missing: {missing}")
+    return np.asarray([float(features[n]) for n in FEATURE_NAMES], dtype=np.float64)
+
+
 @dataclass(frozen=True, eq=False)
 class Success:
     """One logistic regression: how likely a model does well on a request."""
@@ -80,14 +89,10 @@ class Success:
 
     @classmethod
     def from_json(cls, data: Any) -> Success:
-        features = data["features"]
-        missing = [name for name in FEATURE_NAMES if name not in features]
-        if missing:
-            raise ValueError(f"feature weights missing: {missing}")
         return cls(
             bias=float(data["bias"]),
             embedding=np.asarray(data["embedding"], dtype=np.float64),
-            features=np.asarray([float(features[n]) for n in FEATURE_NAMES], dtype=np.float64),
+            features=feature_weights(data),
         )
 
 

@@ -56,7 +56,14 @@ import numpy.typing as npt
 
 from gateway.classify.difficulty import Difficulty
 from gateway.classify.features import FEATURE_NAMES, Features
-from gateway.classify.model import QUANTILE_POINTS, Success, Vector, check_logistic, rank
+from gateway.classify.model import (
+    QUANTILE_POINTS,
+    Success,
+    Vector,
+    check_logistic,
+    feature_weights,
+    rank,
+)
 from gateway.classify.prompt_format import FORMATS, Format, prompt_format
 from gateway.classify.text_terms import term_key, window, window_keys
 
@@ -86,13 +93,9 @@ class TermOutcome:
 
     @classmethod
     def from_json(cls, data: Any) -> TermOutcome:
-        features = data["features"]
-        missing = [name for name in FEATURE_NAMES if name not in features]
-        if missing:
-            raise ValueError(f"feature weights missing: {missing}")
         return cls(
             bias=float(data["bias"]),
-            features=np.asarray([float(features[n]) for n in FEATURE_NAMES], dtype=np.float64),
+            features=feature_weights(data),
             terms=np.asarray(data["terms"], dtype=np.float64) * TERM_UNIT,
         )
 
