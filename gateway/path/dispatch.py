@@ -10,12 +10,13 @@ The first attempt goes straight out; the retry loop costs nothing until an attem
 Every retry and every move to a fallback pool spends from the shared retry budget, so
 retries cannot amplify an overload; when the budget is spent, the last error is the answer.
 All of this happens before a stream's first token (``exchange/first_token.py``: the
-client's response head is held until then) or a whole answer's head, so nothing the client has
-seen is ever retried. A stream's attempt is one first-token race (``exchange/race.py``): a
-late first token is hedged on another replica, a stalled replica is failed over to another
-with a free slot, a request an engine queues beyond its batch is taken back to another
-replica (each counted in ``gateway_failovers_total``, as is a retry here after a failure
-before the first token).
+client's response head is held until then) or before a whole answer's head (its body is read
+here, so a replica that dies in the middle of it is retried like one that refused), so nothing
+the client has seen is ever retried. A stream's attempt is one first-token race
+(``exchange/race.py``): a late first token is hedged on another replica, a stalled replica
+is failed over to another with a free slot, a request an engine queues beyond its batch is
+taken back to another replica (each counted in ``gateway_failovers_total``, as is a retry
+here after a failure before the first token).
 
 Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s),
 ``fallback`` and ``recovery`` (hedge, hedge_budget, stall_factor, stall_min_s); policy
@@ -42,7 +43,7 @@ from gateway.path.exchange.lease import CLIENT_GONE, Lease, Outcome, Phase
 from gateway.path.exchange.race import Race
 from gateway.path.flow import Flow, Opened, Services
 from gateway.path.report import Reporter
-from gateway.recovery.continuation import NONE, Relayed, continuation_body
+from gateway.recovery.continuation import NONE, Relayed, chat_cut, continuation_body
 from gateway.recovery.counters import RecoveryMetrics
 from gateway.recovery.hedging import Straggler, stall_limit_s
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
@@ -75,6 +76,10 @@ class Opener(Protocol):
     """Sends one attempt's request and waits for the replica's 200 head (``relay.Proxy``)."""
 
     async def open(self, lease: Lease, body: dict[str, Any] | None = None) -> UpstreamResponse: ...
+
+    async def read_whole(self, lease: Lease, response: UpstreamResponse) -> bytes:
+        """A whole answer's body (a cut one raises a retryable error)."""
+        ...
 
 
 async def dispatch_stage(flow: Flow, services: Services) -> Flow:
@@ -155,8 +160,7 @@ class Dispatcher:
                 continue
             if index:
                 self._metrics.fallbacks.labels(plan.pool.name, pool.name).inc()
-            held = primed if ctx.request.stream else None
-            return Opened(primed.lease, primed.response, degraded=index > 0, primed=held)
+            return Opened(primed.lease, primed.response, degraded=index > 0, primed=primed)
         assert run.last is not None
         self._record_final(run, plan, run.last)
         raise run.last
@@ -216,6 +220,9 @@ class Dispatcher:
             return await self._race(run, plan, lease)
         try:
             response = await self.opener.open(lease)
+            # Read whole before its head goes out: a replica that dies in the middle of it
+            # has shown the client nothing, so another may answer (a retry as any other).
+            body = await self.opener.read_whole(lease, response)
         except GatewayError as exc:
             lease.finish(Outcome(exc.http_status(), error_kind=exc.code or "error", retried=True))
             run.last = exc
@@ -224,7 +231,7 @@ class Dispatcher:
             phase = Phase.FIRST_TOKEN if ctx.request.stream else Phase.NON_STREAMING
             lease.finish(Outcome.client_gone(phase))
             raise
-        return Primed(lease, response)
+        return Primed(lease, response, held=[body])
 
     async def _race(self, run: _Run, plan: Plan, lease: Lease) -> Primed:
         """A stream's attempt, up to its first token (``exchange/race.py``)."""
@@ -275,6 +282,8 @@ class Dispatcher:
             endpoint, ctx.request.body, relayed, new.backend.spec.continue_with
         )
         outcome = Outcome(CLIENT_GONE, retried=True)
+        if body is not None and endpoint == "chat":
+            relayed.owe(chat_cut(relayed))
         try:
             if body is not None:
                 limit = stall_limit_s(new.upper_s, plan.pool.settings.recovery)

@@ -112,7 +112,22 @@ class Proxy:
                 lease, response, timeouts, self._clock, events, capture, primed, splice
             )
             return EventStreamResponse(source, watch, headers)
-        return await self._whole(lease, response, headers, capture)
+        body = b"".join(primed.held) if primed is not None else None
+        return await self._whole(lease, response, headers, capture, body)
+
+    async def read_whole(self, lease: Lease, response: UpstreamResponse) -> bytes:
+        """A whole answer's body; cut in the middle, a retryable error (nothing of it has
+        reached the client: another replica may answer)."""
+        try:
+            async with asyncio.timeout(self._remaining(lease, lease.plan.pool.timeouts)):
+                return await response.read()
+        except (UpstreamIOError, TimeoutError) as exc:
+            response.close()
+            name = lease.backend.name
+            raise upstream_errors.from_exception(exc, name, before_head=True) from None
+        except BaseException:
+            response.close()
+            raise
 
     async def _send(
         self, lease: Lease, timeouts: Timeouts, sent: dict[str, Any] | None
@@ -158,11 +173,13 @@ class Proxy:
         response: UpstreamResponse,
         headers: dict[str, str],
         capture: AnswerCapture | None,
+        raw: bytes | None,
     ) -> Response:
         outcome = Outcome(200)
         try:
-            async with asyncio.timeout(self._remaining(lease, lease.plan.pool.timeouts)):
-                raw = await response.read()
+            if raw is None:  # not read by the dispatch stage
+                async with asyncio.timeout(self._remaining(lease, lease.plan.pool.timeouts)):
+                    raw = await response.read()
             data = json_object(lease.ctx.policy.redactor.content(raw))
             if data is None:
                 raise upstream_errors.invalid_response(lease.backend.name, "body is not JSON")

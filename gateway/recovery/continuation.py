@@ -11,7 +11,15 @@ the answer stopped:
   message, which the server continues as a prefill;
 - completions: the prompt plus the text so far (any engine that completes text).
 
-``max_tokens`` (and ``max_completion_tokens``) shrink by the tokens already relayed. Nothing
+A chat partial that ends in whitespace is sent without it (``Cut``): chat templates commonly
+trim a message (Gemma's and Llama 3's ``| trim``), so the engine would continue after the
+trimmed text and write the whitespace a second time ("a  3-dimensional"). Sent trimmed, the
+engine writes that whitespace again as its first tokens, and the relay drops what was
+already relayed (``Relayed.settle``); were the engine to go another way, the rest is
+relayed as it comes.
+
+``max_tokens`` (and ``max_completion_tokens``) shrink by the tokens already relayed (less
+those that held only the whitespace written again). Nothing
 is continued once a tool-call delta or anything but text was relayed (a partial tool call
 cannot be resumed as text), for several choices (``n`` > 1), with log probabilities, or on
 any other endpoint (the Responses API's typed events): then the stream ends with an error
@@ -46,6 +54,10 @@ class Relayed:
     model: str | None = None
     other_than_text: bool = False  # a tool call, a refusal, log probabilities...
     continuations: int = 0
+    # Whitespace relayed that the continuation being relayed will write again (``Cut``),
+    # and the relayed tokens that held only it.
+    owed: str = ""
+    owed_tokens: int = 0
 
     @property
     def so_far(self) -> str:
@@ -66,6 +78,31 @@ class Relayed:
             if _carries_more_than_text(choice):
                 self.other_than_text = True
 
+    def owe(self, cut: Cut) -> None:
+        """A continuation from ``cut`` is sent: its first whitespace was relayed already."""
+        self.owed, self.owed_tokens = cut.owed, cut.tokens
+
+    def settle(self, event: dict[str, Any]) -> bool:
+        """Drop from a continuation's chunk the whitespace already relayed (``owe``); False
+        when nothing is left of the chunk to relay."""
+        choices = event.get("choices")
+        if not self.owed or not isinstance(choices, list) or len(choices) != 1:
+            return True
+        choice = choices[0]
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        text = delta.get("content") if isinstance(delta, dict) else None
+        if not isinstance(delta, dict) or not isinstance(text, str) or not text:
+            return True
+        same = 0
+        while same < min(len(text), len(self.owed)) and text[same] == self.owed[same]:
+            same += 1
+        # Written again as relayed: dropped. Anything else: the engine went its own way.
+        self.owed = self.owed[same:] if same == len(text) else ""
+        delta["content"] = text[same:]
+        if delta["content"] or len(delta) > 1 or choice.get("finish_reason") is not None:
+            return True
+        return event.get("usage") is not None
+
     def restamp(self, event: dict[str, Any]) -> None:
         """A continuation's event, made one of the first attempt's stream."""
         if self.stream_id is not None:
@@ -74,13 +111,37 @@ class Relayed:
             event["created"] = self.created
 
 
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """Where a chat continuation picks up: the partial message sent, the whitespace relayed
+    after it (which the engine writes again), and the relayed tokens that held only it."""
+
+    sent: str
+    owed: str = ""
+    tokens: int = 0
+
+
+def chat_cut(relayed: Relayed) -> Cut:
+    """The cut of ``relayed``'s text (all of it when it is only whitespace)."""
+    partial = relayed.so_far
+    sent = partial.rstrip()
+    if not sent:
+        return Cut(partial)
+    pieces = relayed.text
+    blank = 0
+    while blank < len(pieces) and not pieces[-1 - blank].strip():
+        blank += 1
+    return Cut(sent, partial[len(sent) :], blank)
+
+
 def continuation_body(
     endpoint: str, body: dict[str, Any], relayed: Relayed, how: str
 ) -> dict[str, Any] | None:
     """The body to ask another replica for the rest, or None when it cannot continue."""
     if relayed.other_than_text or not relayed.text or _choices(body) > 1 or body.get("logprobs"):
         return None
-    partial = relayed.so_far
+    chat = endpoint == "chat"
+    cut = chat_cut(relayed) if chat else Cut(relayed.so_far)
     out = {k: v for k, v in body.items()}
     for key in ("max_tokens", "max_completion_tokens"):
         limit = out.get(key)
@@ -88,14 +149,14 @@ def continuation_body(
             left = limit - relayed.completion_tokens
             if left < 1:
                 return None  # it had all it asked for: nothing to continue
-            out[key] = left
+            out[key] = left + cut.tokens
     if endpoint == "completions" and isinstance(body.get("prompt"), str):
-        out["prompt"] = body["prompt"] + partial
+        out["prompt"] = body["prompt"] + cut.sent
         return out
-    if endpoint != "chat" or how == NONE:
+    if not chat or how == NONE:
         return None
     messages = list(body.get("messages") or [])
-    messages.append({"role": "assistant", "content": partial})
+    messages.append({"role": "assistant", "content": cut.sent})
     out["messages"] = messages
     if how == CONTINUE_FINAL:
         out["continue_final_message"] = True

@@ -133,14 +133,18 @@ async def open_with(gateway: LivePath, ctx: RequestContext, plan: Plan, permit: 
 
 
 async def read_whole(opened: Opened, clock: Callable[[], float]) -> bytes:
-    """The whole body of an opened non-streaming exchange, read within what is left of the
-    pool's ``total_s``; the lease is finished here, however the read ends."""
+    """The whole body of an opened non-streaming exchange (read by the dispatch stage, or
+    here within what is left of the pool's ``total_s``); the lease is finished here, however
+    the read ends."""
     lease = opened.lease
     outcome = Outcome.client_gone(Phase.NON_STREAMING)  # unless read or failed below
     left = lease.plan.pool.timeouts.total_s - (clock() - lease.ctx.arrival)
     try:
-        async with asyncio.timeout(max(0.0, left)):
-            raw = await opened.response.read(_MAX_ANSWER)
+        if opened.primed is not None:
+            raw = b"".join(opened.primed.held)[:_MAX_ANSWER]
+        else:
+            async with asyncio.timeout(max(0.0, left)):
+                raw = await opened.response.read(_MAX_ANSWER)
         outcome = Outcome(200, first_token_at=clock())
     except UpstreamIOError as exc:
         outcome = Outcome(502, error_kind="upstream_protocol")

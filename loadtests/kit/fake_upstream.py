@@ -41,6 +41,8 @@ class FakeConfig:
     content: str | None = None
     # How answers end: "length" (the token budget ran out) or "stop" (a cacheable answer).
     finish_reason: str = "length"
+    # Drop the connection halfway through every non-streaming answer (a replica that dies).
+    break_whole: bool = False
 
 
 @dataclass
@@ -136,8 +138,15 @@ async def _answer(cfg: FakeConfig, log: FakeLog, body: dict[str, Any], chat: boo
     scripted = fake.get("content", cfg.content)
     if scripted is not None:
         text = str(scripted)
-    answer = _whole(model, chat, text, tokens, finish)
-    return Response(orjson.dumps(answer), media_type="application/json")
+    answer = orjson.dumps(_whole(model, chat, text, tokens, finish))
+    if cfg.break_whole:
+        return StreamingResponse(_half_then_break(answer), media_type="application/json")
+    return Response(answer, media_type="application/json")
+
+
+async def _half_then_break(answer: bytes) -> AsyncIterator[bytes]:
+    yield answer[: len(answer) // 2]
+    raise _Broken
 
 
 async def _stream(

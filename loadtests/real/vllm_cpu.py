@@ -28,6 +28,7 @@ from pathlib import Path
 from gateway.children import running
 from loadtests.real.cache import is_done, mark_done, run_logged
 from loadtests.real.chat_template import write_chat_template
+from loadtests.real.launch import Process
 from loadtests.real.model import GGUF_NAME, ensure_gguf
 
 VERSION = "0.32.0"
@@ -136,13 +137,21 @@ def server_env(options: VllmOptions) -> dict[str, str]:
 
 
 @contextmanager
-def vllm_server(root: Path, options: VllmOptions) -> Iterator[str]:
-    """Yield the base URL of a healthy vLLM CPU server serving the real model."""
+def vllm_process(root: Path, options: VllmOptions) -> Iterator[Process]:
+    """A healthy vLLM CPU server serving the real model, and its process (for tests that
+    kill it: it runs in a session of its own)."""
     folder = ensure_hf_folder(root)
     argv = server_argv(ensure_vllm(root), folder, write_chat_template(root), options)
     url = f"http://127.0.0.1:{options.port}"
     log = root / "logs" / f"vllm-{options.port}.log"
     with running(
         argv, [url + "/health"], log, timeout_s=STARTUP_TIMEOUT_S, env=server_env(options)
-    ):
-        yield url
+    ) as proc:
+        yield Process(url, proc)
+
+
+@contextmanager
+def vllm_server(root: Path, options: VllmOptions) -> Iterator[str]:
+    """Yield the base URL of a healthy vLLM CPU server serving the real model."""
+    with vllm_process(root, options) as server:
+        yield server.url

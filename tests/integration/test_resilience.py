@@ -33,8 +33,14 @@ async def _no_sleep(seconds: float) -> None:
     return None
 
 
+# A replica that sends its 200 head and dies halfway through the whole answer.
+DIES = -1
+
+
 @contextmanager
 def _fakes(*fail_status: int | None) -> Iterator[list[tuple[str, FakeLog]]]:
+    """Fake replicas answering every request with a status (``DIES``: cut halfway), or
+    well (None)."""
     started: list[tuple[str, FakeLog]] = []
     with _stack(fail_status, started):
         yield started
@@ -46,7 +52,8 @@ def _stack(statuses: tuple[int | None, ...], out: list[tuple[str, FakeLog]]) -> 
         yield
         return
     log = FakeLog()
-    config = FakeConfig(ttft_s=0.001, tokens=3, itl_s=0.001, fail_status=statuses[0])
+    status, dies = (None, True) if statuses[0] == DIES else (statuses[0], False)
+    config = FakeConfig(ttft_s=0.001, tokens=3, itl_s=0.001, fail_status=status, break_whole=dies)
     with serve(build_fake(config, log)) as url:
         out.append((url, log))
         with _stack(statuses[1:], out):
@@ -96,6 +103,21 @@ def test_retryable_status_is_retried_on_another_backend(status: int) -> None:
         'gateway_requests_total{backend="b1",cache="bypass",model="fast",pool="small",'
         'status="200"} 6.0' in metrics
     )
+
+
+def test_a_whole_answer_cut_halfway_is_answered_by_another_replica() -> None:
+    """The whole answer is read before its head goes out: a replica that dies in the middle
+    of it has shown the client nothing, so another answers."""
+    with _fakes(DIES, None) as fakes:
+        policy = _policy([(fakes[0][0], "small"), (fakes[1][0], "small")], BUDGET)
+        with _gateway(policy) as http:
+            answers = [_ask(http) for _ in range(6)]
+            metrics = http.get("/metrics").text
+    assert [a.status_code for a in answers] == [200] * 6
+    assert all(a.json()["choices"][0]["message"]["content"] for a in answers)
+    assert {a.headers["x-gateway-backend"] for a in answers} == {"b1"}
+    assert len(fakes[0][1].bodies) >= 1  # equal replicas: seeded ties sent first tries to b0
+    assert 'gateway_upstream_errors_total{backend="b0",kind="upstream_protocol"}' in metrics
 
 
 # Until its breaker trips, a broken replica costs one retry per failure: two broken replicas

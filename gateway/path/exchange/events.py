@@ -59,7 +59,9 @@ class EventRelay:
     def continued(self, lease: Lease) -> EventRelay:
         """The relay of a continuation of this stream on ``lease``'s replica."""
         after = EventRelay(lease, self._capture, self.relayed)
-        after.before = self.relayed.completion_tokens if self.relayed is not None else 0
+        relayed = self.relayed
+        # The tokens it writes again (``Relayed.settle``) count once, as relayed before.
+        after.before = relayed.completion_tokens - relayed.owed_tokens if relayed is not None else 0
         after.token_seen, after.token_events = True, self.token_events
         after.events = self.events
         return after
@@ -122,6 +124,8 @@ class EventRelay:
         if self.before is None:
             relayed.see(data)
             return True
+        if not relayed.settle(data):
+            return False
         if not wire.carries_token(data) and "usage" not in data and not _finishes(data):
             return False
         relayed.restamp(data)

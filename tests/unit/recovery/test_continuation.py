@@ -11,7 +11,9 @@ from gateway.recovery.continuation import (
     CONTINUE_FINAL,
     NONE,
     PREFILL,
+    Cut,
     Relayed,
+    chat_cut,
     continuation_body,
 )
 
@@ -85,3 +87,65 @@ def test_what_cannot_be_continued(
     endpoint: str, body: dict[str, Any], relayed: Relayed, how: str
 ) -> None:
     assert continuation_body(endpoint, body, relayed, how) is None
+
+
+# (relayed pieces) -> (the partial sent, the whitespace owed, the relayed tokens only that)
+CUTS: dict[str, tuple[list[str], str, str, int]] = {
+    "no whitespace at the end": (["one", " two"], "one two", "", 0),
+    "a token of only whitespace": (["a", " "], "a", " ", 1),
+    "a line's end, then a space": (["world", ".", "\n", " "], "world.", "\n ", 2),
+    "whitespace inside the last token": (["world.\n"], "world.", "\n", 0),
+    "only whitespace: sent as it is": (["\n"], "\n", "", 0),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("pieces", "sent", "owed", "tokens"), CUTS.values(), ids=CUTS.keys())
+def test_a_chat_partial_is_sent_without_its_final_whitespace(
+    pieces: list[str], sent: str, owed: str, tokens: int
+) -> None:
+    # Chat templates trim a message (Gemma's, Llama 3's): sent with its final whitespace,
+    # the engine would continue after the trimmed text and write that whitespace twice.
+    relayed = _relayed(*pieces)
+    assert chat_cut(relayed) == Cut(sent, owed, tokens)
+    body = continuation_body("chat", {**CHAT, "max_tokens": 10}, relayed, CONTINUE_FINAL)
+    assert body is not None
+    assert body["messages"][-1]["content"] == sent
+    assert body["max_tokens"] == 10 - len(pieces) + tokens  # written again: paid again
+
+
+def test_completions_keep_the_whole_text() -> None:
+    relayed = Relayed()
+    relayed.see({"id": "cmpl-1", "choices": [{"text": " and "}]})
+    body = continuation_body("completions", {"prompt": "Salt", "stream": True}, relayed, NONE)
+    assert body is not None
+    assert body["prompt"] == "Salt and "
+
+
+def _delta(text: str, finish: str | None = None) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]}
+
+
+# (owed, the continuation's first texts) -> (what is relayed of each, kept or dropped)
+SETTLES: dict[str, tuple[str, list[dict[str, Any]], list[tuple[str, bool]]]] = {
+    "written again in one token: dropped": (
+        " ", [_delta(" "), _delta("3")], [("", False), ("3", True)]),
+    "written again with more text": ("\n", [_delta("\nThe")], [("The", True)]),
+    "written again over two tokens": (
+        "\n ", [_delta("\n"), _delta(" "), _delta("x")], [("", False), ("", False), ("x", True)]),
+    "the engine went its own way": (
+        "\n", [_delta("The"), _delta("\n")], [("The", True), ("\n", True)]),
+    "a last token keeps its finish reason": (" ", [_delta(" ", "length")], [("", True)]),
+    "nothing owed": ("", [_delta(" ")], [(" ", True)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("owed", "events", "relayed"), SETTLES.values(), ids=SETTLES.keys())
+def test_whitespace_written_again_is_relayed_once(
+    owed: str, events: list[dict[str, Any]], relayed: list[tuple[str, bool]]
+) -> None:
+    state = Relayed(owed=owed)
+    seen = []
+    for event in events:
+        keep = state.settle(event)
+        seen.append((event["choices"][0]["delta"]["content"], keep))
+    assert seen == relayed

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from gateway.path.exchange.events import EventRelay
-from gateway.recovery.continuation import Relayed
+from gateway.recovery.continuation import Relayed, chat_cut
 
 
 def _lease(backend: str) -> Any:
@@ -94,3 +94,26 @@ def test_an_error_ends_the_stream_without_done() -> None:
     ended = events.ending(error)
     assert b"[DONE]" not in ended
     assert b'"code":"x"' in ended
+
+
+def test_whitespace_the_continuation_writes_again_is_relayed_and_counted_once() -> None:
+    first = EventRelay(_lease("a"), None, Relayed())
+    for raw in [_chunk("one", {"content": "The"}), _chunk("one", {"content": " "})]:
+        first.feed(raw)
+    assert first.relayed is not None
+    first.relayed.owe(chat_cut(first.relayed))  # "The" sent; its " " is written again
+    after = first.continued(_lease("b"))
+    chunks = [
+        _chunk("two", {"role": "assistant", "content": ""}),
+        _chunk("two", {"content": " "}),
+        _chunk("two", {"content": "queue"}, "stop"),
+        b'data: {"id":"two","created":2,"model":"m","choices":[],"usage":'
+        b'{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13}}\n\n',
+    ]
+    out = _events(b"".join(after.feed(raw) for raw in chunks))
+    assert [(e["choices"] or [{}])[0].get("delta", {}).get("content") for e in out] == [
+        "queue",
+        None,
+    ]
+    assert out[-1]["usage"] == {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
+    assert first.relayed.so_far == "The queue"
