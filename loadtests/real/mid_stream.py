@@ -12,7 +12,8 @@ stream cut by the kill, and the continuation of its partial text on another serv
 - ``continuation_body``: the request that continues a partial answer on another server: the
   messages plus the partial text as a final assistant message, with
   ``continue_final_message: true`` and ``add_generation_prompt: false`` (what vLLM needs;
-  llama.cpp accepts the same and also prefills a trailing assistant message by itself).
+  llama.cpp accepts the same; it also prefills a trailing assistant message by itself, but
+  then streams that message's text again before the rest).
 
 Greedy decoding (``temperature: 0``) makes the answer a function of the prompt, so the
 partial text plus its continuation can be compared with one uninterrupted run.

@@ -54,9 +54,9 @@ def llamacpp(cache: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def pair(cache: Path) -> Iterator[tuple[Process, Process]]:
-    """Two llama.cpp servers of one slot each, for one test module, which may kill them."""
+    """Two llama.cpp servers of one slot each, new for each test (which may kill them)."""
     need_llamacpp(cache)
     with llamacpp_pair(cache, (free_port(), free_port()), parallel=1) as servers:
         yield servers

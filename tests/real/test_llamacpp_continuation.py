@@ -4,21 +4,22 @@ Two llama.cpp servers of one slot each form one pool (``engine: llamacpp``, so a
 is continued as an assistant prefill); the gateway runs in front on a real uvicorn server
 and the OpenAI SDK streams a chat through it at temperature 0. The gateway's response head
 names the replica serving the stream (``x-gateway-backend``): that server's process group
-is killed with SIGKILL once the client has read ``KILL_AFTER`` chunks with text. The client's
-stream still ends with ``[DONE]``, under one id, its text is the uninterrupted answer (asked
-of the surviving server afterwards, with the same body), its usage is the uninterrupted
-one's, and the gateway counts one successful continuation.
+is killed with SIGKILL once the client has read ``kill_after`` chunks with text. The
+client's stream still ends with ``[DONE]``, under one id, its text is the uninterrupted
+answer (asked of the surviving server afterwards, with the same body), its usage is the
+uninterrupted one's, and the gateway counts one successful continuation.
 
 The body turns the prompt cache off (``cache_prompt: false``, passed through by the gateway
 to both attempts): see test_llamacpp_mid_stream.py for why exactness needs it. The kill has
-to land before the server's last token; with 40 tokens asked and the kill after 5, the
-server would have to make 35 tokens while 5 cross two loopback hops, and the test says so
-(the continuation counter) if it ever does.
+to land before the server's last token: the server would have to make the 20 or more tokens
+left while the last ones read crossed two loopback hops; if it ever did, the continuation
+counter says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import signal
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx2 as httpx
@@ -38,7 +39,9 @@ from tests.support.servers import serve
 
 PROMPT = "List the days of the week, then the months of the year."
 MAX_TOKENS = 40
-KILL_AFTER = 5
+# Cut points at which the servers alone continued this prompt exactly
+# (test_llamacpp_mid_stream.py): early, middle, late.
+KILL_AFTER = (2, 5, 20)
 # What llama.cpp reads besides the OpenAI fields; the gateway passes them on.
 ENGINE = {"ignore_eos": True, "cache_prompt": False}
 CONTINUED = 'gateway_continuations_total{pool="cpu",result="ok"}'
@@ -53,11 +56,22 @@ def gateway(pair: tuple[Process, Process]) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture
+async def client(gateway: str) -> AsyncIterator[openai.AsyncOpenAI]:
+    sdk = openai.AsyncOpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
+    async with sdk:
+        yield sdk
+
+
+@pytest.mark.parametrize("kill_after", KILL_AFTER)
 async def test_a_stream_whose_server_is_killed_goes_on_on_the_other_exactly(
-    pair: tuple[Process, Process], gateway: str, http: httpx.AsyncClient
+    pair: tuple[Process, Process],
+    gateway: str,
+    client: openai.AsyncOpenAI,
+    http: httpx.AsyncClient,
+    kill_after: int,
 ) -> None:
     servers = {f"real-{i}": server for i, server in enumerate(pair)}
-    client = openai.AsyncOpenAI(base_url=gateway + "/v1", api_key="unused", max_retries=0)
     chunks: list[ChatCompletionChunk] = []
     ended = "clean"  # done: [DONE] came; or the error event's
     async with client.chat.completions.with_streaming_response.create(
@@ -85,9 +99,9 @@ async def test_a_stream_whose_server_is_killed_goes_on_on_the_other_exactly(
                 chunks.append(ChatCompletionChunk.model_validate(data))
                 if chunks[-1].choices and chunks[-1].choices[0].delta.content:
                     texts += 1
-                    if texts == KILL_AFTER:
+                    if texts == kill_after:
                         kill(serving.proc)
-    assert serving.proc.wait(timeout=10) < 0  # it died by the signal, mid-answer
+    assert serving.proc.wait(timeout=10) == -signal.SIGKILL
     (survivor,) = (server for server in pair if server is not serving)
 
     found = await metrics(http, gateway)
