@@ -45,6 +45,8 @@ KILL_AFTER = (2, 5, 20)
 # What llama.cpp reads besides the OpenAI fields; the gateway passes them on.
 ENGINE = {"ignore_eos": True, "cache_prompt": False}
 CONTINUED = 'gateway_continuations_total{pool="cpu",result="ok"}'
+# Two servers started for each case: 17 s each at a load average of 9 on 2 shared cores.
+pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 
 import httpx2 as httpx
+import pytest
 
 from loadtests.real.launch import Process
 from loadtests.real.mid_stream import continuation_body, greedy_body, stream_text
@@ -29,6 +30,8 @@ BODY = greedy_body(
     cache_prompt=False,
 )
 KILL_AFTER = 8
+# Two servers started, three streams: past the default 120 s at a load average of 9.
+pytestmark = pytest.mark.timeout(600)
 
 
 async def test_a_killed_server_breaks_the_stream_and_another_continues_it(
