@@ -1,8 +1,8 @@
-"""A llama.cpp server killed mid-stream, and what the gateway's continuation (issue 32) will
-rely on, checked on the servers themselves: the client's stream breaks with the text so far,
-without ``[DONE]``; a second server given that text as a final assistant message
+"""A llama.cpp server killed mid-stream, and what the gateway's continuation (issue 32)
+relies on, checked on the servers themselves: the client's stream breaks with the text so
+far, without ``[DONE]``; a second server given that text as a final assistant message
 (``continue_final_message``) goes on with the rest, so that at temperature 0 the two parts
-are the uninterrupted answer. The gateway in front comes with the gateway's side of the issue.
+are the uninterrupted answer. The same through the gateway: test_llamacpp_continuation.py.
 """
 
 from __future__ import annotations
