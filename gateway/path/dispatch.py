@@ -43,9 +43,15 @@ from gateway.path.exchange.lease import CLIENT_GONE, Lease, Outcome, Phase
 from gateway.path.exchange.race import Race
 from gateway.path.flow import Flow, Opened, Services
 from gateway.path.report import Reporter
-from gateway.recovery.continuation import NONE, Relayed, chat_cut, continuation_body
+from gateway.recovery.continuation import (
+    NONE,
+    Relayed,
+    chat_cut,
+    continuation_body,
+    first_token_wait_s,
+)
 from gateway.recovery.counters import RecoveryMetrics
-from gateway.recovery.hedging import Straggler, stall_limit_s
+from gateway.recovery.hedging import Straggler
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from gateway.schema import Retry
@@ -286,8 +292,10 @@ class Dispatcher:
             relayed.owe(chat_cut(relayed))
         try:
             if body is not None:
-                limit = stall_limit_s(new.upper_s, plan.pool.settings.recovery)
-                async with asyncio.timeout(min(limit, self._remaining(ctx, plan))):
+                wait = first_token_wait_s(
+                    plan.pool.timeouts.first_token_s, self._remaining(ctx, plan)
+                )
+                async with asyncio.timeout(wait):
                     response = await self.opener.open(new, body)
                     return await read_first_token(new, response, self._clock)
         except TimeoutError:

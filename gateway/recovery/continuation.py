@@ -8,7 +8,10 @@ the answer stopped:
   holding the text so far, with ``continue_final_message: true`` and
   ``add_generation_prompt: false``: the engine continues that message;
 - chat, ``assistant_prefill`` (llama.cpp's server): the messages plus the partial assistant
-  message, which the server continues as a prefill;
+  message, which the server continues as a prefill, marked the same way: without
+  ``continue_final_message``, llama.cpp's server (the build ``tests/real`` runs) still
+  continues a trailing assistant message, but streams its text again before the rest, which
+  the client would then see twice (tests/real/test_llamacpp_continuation.py);
 - completions: the prompt plus the text so far (any engine that completes text).
 
 A chat partial that ends in whitespace is sent without it (``Cut``): chat templates commonly
@@ -19,11 +22,21 @@ already relayed (``Relayed.settle``); were the engine to go another way, the res
 relayed as it comes.
 
 ``max_tokens`` (and ``max_completion_tokens``) shrink by the tokens already relayed (less
-those that held only the whitespace written again). Nothing
-is continued once a tool-call delta or anything but text was relayed (a partial tool call
-cannot be resumed as text), for several choices (``n`` > 1), with log probabilities, or on
-any other endpoint (the Responses API's typed events): then the stream ends with an error
-event and no ``[DONE]``.
+those that held only the whitespace written again); every other field of the client's body
+goes as sent, an engine's own included (llama.cpp's ``cache_prompt``: whether the engine may
+reuse its prompt cache, which changes its arithmetic, stays the client's choice, the same
+for both attempts). Nothing is continued once a tool-call delta or anything but text was
+relayed (a partial tool call cannot be resumed as text), for several choices (``n`` > 1),
+with log probabilities, or on any other endpoint (the Responses API's typed events): then
+the stream ends with an error event and no ``[DONE]``.
+
+The continuation's first token is awaited as a fresh request's would be: up to the pool's
+``first_token_s``, within what is left of its ``total_s`` (``first_token_wait_s``). Not up
+to the stall limit (``hedging.stall_limit_s``, a few times the predicted first token): that
+is when a first token is moved to another replica with a free slot, while a continuation
+given up ends the stream. A real llama.cpp server asked to continue right after its peer
+died (tests/real/test_llamacpp_continuation.py) sent its first token after the 0.83 s stall
+limit of its prior prediction.
 
 ``Relayed`` is the bookkeeping: the text and completion tokens relayed so far, and the
 stream's own id, creation time and model, which every event of a continuation is rewritten
@@ -158,10 +171,16 @@ def continuation_body(
     messages = list(body.get("messages") or [])
     messages.append({"role": "assistant", "content": cut.sent})
     out["messages"] = messages
-    if how == CONTINUE_FINAL:
+    if how in (CONTINUE_FINAL, PREFILL):
         out["continue_final_message"] = True
         out["add_generation_prompt"] = False
     return out
+
+
+def first_token_wait_s(first_token_s: float, left_s: float) -> float:
+    """How long a continuation waits for its first token (``left_s``: of the request's
+    ``total_s``)."""
+    return max(0.0, min(first_token_s, left_s))
 
 
 def _choices(body: dict[str, Any]) -> int:

@@ -5,13 +5,15 @@ stream cut by the kill, and the continuation of its partial text on another serv
   each with its process, stopped on exit (a killed one is simply gone).
 - ``stream_text``: stream a chat and collect its text, how it ended (``done``: ``[DONE]``
   came; ``broken``: the connection broke; ``clean``: it ended without ``[DONE]``; or an
-  error event's text) and how many chunks carried text; ``kill_after`` chunks with text, it
-  kills the server's whole process group with SIGKILL (no clean shutdown: a dying process)
-  and reads on until the stream ends, keeping whatever still arrives.
+  error event's text), how many chunks carried text, and its usage when asked for; after
+  ``kill_after`` chunks with text, it kills the server's whole process group with SIGKILL
+  (no clean shutdown: a dying process) and reads on until the stream ends, keeping whatever
+  still arrives.
 - ``continuation_body``: the request that continues a partial answer on another server: the
   messages plus the partial text as a final assistant message, with
   ``continue_final_message: true`` and ``add_generation_prompt: false`` (what vLLM needs;
-  llama.cpp accepts the same and also prefills a trailing assistant message by itself).
+  llama.cpp accepts the same; it also prefills a trailing assistant message by itself, but
+  then streams that message's text again before the rest).
 
 Greedy decoding (``temperature: 0``) makes the answer a function of the prompt, so the
 partial text plus its continuation can be compared with one uninterrupted run.
@@ -74,6 +76,7 @@ class Streamed:
     pieces: list[str] = field(default_factory=list)  # the text of each chunk that had some
     ended: str = "clean"  # done, broken: ..., clean, or the error event's text
     killed_at: int | None = None  # chunks with text seen when the server was killed
+    usage: dict[str, Any] | None = None  # the usage chunk's (``stream_options.include_usage``)
 
     @property
     def text(self) -> str:
@@ -110,6 +113,8 @@ async def stream_text(
                 if "error" in event:
                     out.ended = str(event["error"])
                     continue
+                if isinstance(event.get("usage"), dict):
+                    out.usage = event["usage"]
                 piece = _delta(event)
                 if piece:
                     out.pieces.append(piece)

@@ -1,17 +1,20 @@
-"""The gateway policy in front of one real server: backend ``real-0`` in pool ``cpu``, public
-model ``gemma``, no TTFT objective (the suites and the predictor check test relaying,
-cancellation and prediction, not shedding). Parameters: how many requests the pool admits
-at once (``inflight``) and queues (``max_queue``), how often the server's load is scraped
+"""The gateway policy in front of real servers: backends ``real-0``, ``real-1``, ... (one per
+URL, all of one engine) in pool ``cpu``, public model ``gemma``, no TTFT objective (the
+suites and the predictor check test relaying, cancellation, prediction and continuation,
+not shedding). Parameters: how many requests the pool admits at once per backend
+(``inflight``) and queues (``max_queue``), how often the servers' load is scraped
 (``scrape_s``; llama.cpp needs 2 s or more, see docs/real-backends.md), and whether the
 access log is on."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from loadtests.real.model import SERVED_NAME
 
 
 def real_policy(
-    url: str,
+    urls: str | Sequence[str],
     engine: str,
     *,
     inflight: int = 4,
@@ -19,14 +22,18 @@ def real_policy(
     scrape_s: float = 0.2,
     access_log: bool = False,
 ) -> str:
-    return f"""
-backends:
-  - name: real-0
+    backends = "".join(
+        f"""
+  - name: real-{i}
     url: {url}
     engine: {engine}
     model: {SERVED_NAME}
     pool: cpu
-    max_inflight: {inflight}
+    max_inflight: {inflight}"""
+        for i, url in enumerate([urls] if isinstance(urls, str) else urls)
+    )
+    return f"""
+backends:{backends}
 models:
   gemma: {{pool: cpu}}
 pools:

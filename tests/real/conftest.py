@@ -20,8 +20,9 @@ from gateway.app import build_app
 from gateway.policy import load_policy_text
 from loadtests.kit.ports import free_port
 from loadtests.real.cache import cache_root
-from loadtests.real.launch import llamacpp_ready, llamacpp_server
+from loadtests.real.launch import Process, llamacpp_ready, llamacpp_server
 from loadtests.real.llamacpp import ServeOptions
+from loadtests.real.mid_stream import llamacpp_pair
 from loadtests.real.model import SERVED_NAME
 from loadtests.real.policy import real_policy
 from loadtests.real.vllm_cpu import VllmOptions, vllm_server
@@ -35,17 +36,30 @@ def cache() -> Path:
     return cache_root()
 
 
-@pytest.fixture(scope="session")
-def llamacpp(cache: Path) -> Iterator[str]:
-    """Base URL of one llama.cpp server for the whole session (4 slots, 2 threads)."""
+def need_llamacpp(cache: Path) -> None:
+    """Skip (fail under CI) when llama.cpp is not set up in the cache."""
     if not llamacpp_ready(cache):
         message = f"llama.cpp is not set up in {cache}: python -m loadtests.real llamacpp setup"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def llamacpp(cache: Path) -> Iterator[str]:
+    """Base URL of one llama.cpp server for the whole session (4 slots, 2 threads)."""
+    need_llamacpp(cache)
     options = ServeOptions(port=free_port(), served_name=SERVED_NAME, parallel=SLOTS)
     with llamacpp_server(cache, options) as url:
         yield url
+
+
+@pytest.fixture
+def pair(cache: Path) -> Iterator[tuple[Process, Process]]:
+    """Two llama.cpp servers of one slot each, new for each test (which may kill them)."""
+    need_llamacpp(cache)
+    with llamacpp_pair(cache, (free_port(), free_port()), parallel=1) as servers:
+        yield servers
 
 
 @pytest.fixture

@@ -1,23 +1,19 @@
-"""A llama.cpp server killed mid-stream, and what the gateway's continuation (issue 32) will
-rely on, checked on the servers themselves: the client's stream breaks with the text so far,
-without ``[DONE]``; a second server given that text as a final assistant message
+"""A llama.cpp server killed mid-stream, and what the gateway's continuation (issue 32)
+relies on, checked on the servers themselves: the client's stream breaks with the text so
+far, without ``[DONE]``; a second server given that text as a final assistant message
 (``continue_final_message``) goes on with the rest, so that at temperature 0 the two parts
-are the uninterrupted answer. The gateway in front comes with the gateway's side of the issue.
+are the uninterrupted answer. The same through the gateway: test_llamacpp_continuation.py.
 """
 
 from __future__ import annotations
 
-import os
 import signal
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx2 as httpx
 import pytest
 
-from loadtests.kit.ports import free_port
-from loadtests.real.launch import Process, llamacpp_ready
-from loadtests.real.mid_stream import continuation_body, greedy_body, llamacpp_pair, stream_text
+from loadtests.real.launch import Process
+from loadtests.real.mid_stream import continuation_body, greedy_body, stream_text
 
 # Greedy decoding is exact only up to the arithmetic: llama.cpp on this CPU computes a token's
 # logits slightly differently when the token was prefilled in a batch (the continuation's
@@ -34,18 +30,8 @@ BODY = greedy_body(
     cache_prompt=False,
 )
 KILL_AFTER = 8
-
-
-@pytest.fixture(scope="module")
-def pair(cache: Path) -> Iterator[tuple[Process, Process]]:
-    """Two llama.cpp servers of one slot each; the tests may kill the first."""
-    if not llamacpp_ready(cache):
-        message = f"llama.cpp is not set up in {cache}: python -m loadtests.real llamacpp setup"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    with llamacpp_pair(cache, (free_port(), free_port()), parallel=1) as servers:
-        yield servers
+# Two servers started, three streams: past the default 120 s at a load average of 9.
+pytestmark = pytest.mark.timeout(600)
 
 
 async def test_a_killed_server_breaks_the_stream_and_another_continues_it(

@@ -15,6 +15,7 @@ from gateway.recovery.continuation import (
     Relayed,
     chat_cut,
     continuation_body,
+    first_token_wait_s,
 )
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "Count."}], "stream": True}
@@ -36,22 +37,28 @@ def test_what_was_relayed() -> None:
     assert (event["id"], event["created"]) == ("chatcmpl-1", 7)
 
 
-def test_vllm_continues_the_final_message() -> None:
-    body = continuation_body(
-        "chat", {**CHAT, "max_tokens": 10}, _relayed("one", " two"), CONTINUE_FINAL
-    )
+# The client's fields an engine reads beyond the OpenAI API (llama.cpp's), and sampling.
+ENGINE_FIELDS = {"cache_prompt": False, "ignore_eos": True, "temperature": 0, "seed": 0}
+MARKED = {"continue_final_message": True, "add_generation_prompt": False}
+
+# how -> the fields the continuation adds to the client's body besides messages, max_tokens
+CHAT_CONTINUES: dict[str, tuple[str, dict[str, Any]]] = {
+    "vLLM, SGLang: continue the final message": (CONTINUE_FINAL, MARKED),
+    # Unmarked, llama.cpp's server streams the prefilled text again before the rest.
+    "llama.cpp: a prefill marked as the message to continue": (PREFILL, MARKED),
+}
+
+
+@pytest.mark.parametrize(("how", "added"), CHAT_CONTINUES.values(), ids=CHAT_CONTINUES.keys())
+def test_a_chat_continues_its_last_assistant_message(how: str, added: dict[str, Any]) -> None:
+    client = {**CHAT, "max_tokens": 10, **ENGINE_FIELDS}
+    body = continuation_body("chat", client, _relayed("one", " two"), how)
     assert body is not None
-    assert body["messages"][-1] == {"role": "assistant", "content": "one two"}
-    assert (body["continue_final_message"], body["add_generation_prompt"]) == (True, False)
+    assert body["messages"] == [*CHAT["messages"], {"role": "assistant", "content": "one two"}]
     assert body["max_tokens"] == 8  # two already relayed
+    rest = {k: v for k, v in body.items() if k not in ("messages", "max_tokens")}
+    assert rest == {k: v for k, v in client.items() if k not in ("messages", "max_tokens")} | added
     assert CHAT["messages"] == [{"role": "user", "content": "Count."}]  # the client's, untouched
-
-
-def test_llamacpp_continues_an_assistant_prefill() -> None:
-    body = continuation_body("chat", CHAT, _relayed("one"), PREFILL)
-    assert body is not None
-    assert body["messages"][-1] == {"role": "assistant", "content": "one"}
-    assert "continue_final_message" not in body
 
 
 def test_completions_continue_the_prompt_with_the_text_so_far() -> None:
@@ -149,3 +156,18 @@ def test_whitespace_written_again_is_relayed_once(
         keep = state.settle(event)
         seen.append((event["choices"][0]["delta"]["content"], keep))
     assert seen == relayed
+
+
+# (first_token_s, left of total_s) -> how long a continuation waits for its first token: as
+# a fresh request would, not the stall limit (a real llama.cpp server continuing its killed
+# peer's stream answered past its 0.83 s stall limit)
+WAITS: dict[str, tuple[float, float, float]] = {
+    "a fresh request's patience": (120.0, 290.0, 120.0),
+    "within what is left of the total": (120.0, 30.0, 30.0),
+    "nothing left": (120.0, -1.0, 0.0),
+}
+
+
+@pytest.mark.parametrize(("first_token_s", "left_s", "wait_s"), WAITS.values(), ids=WAITS.keys())
+def test_how_long_a_continuation_waits(first_token_s: float, left_s: float, wait_s: float) -> None:
+    assert first_token_wait_s(first_token_s, left_s) == wait_s
