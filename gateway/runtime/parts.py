@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -135,14 +136,17 @@ class Gateway:
         )
         self.summaries = SummaryService(InternalCompletion(self), self.metrics, clock=self.clock)
 
-    def hedging_state(self, pool: str) -> tuple[bool, bool]:
-        """Whether ``pool`` is saturated, and whether anything waits there (its queue, or
-        its engines' reports), for the hedge decision (``recovery/hedging.py``)."""
+    def hedging_state(self, pool: str) -> tuple[float, bool]:
+        """Seconds since ``pool`` was last saturated (0: it is now; inf: never), and whether
+        anything waits there (its queue, or its engines' reports), for the hedge decision
+        (``recovery/hedging.py``)."""
         admission = self.admissions.get(pool)
         if admission is None:
-            return False, False
+            return math.inf, False
         waits = bool(admission.queue) or any(s.load.waiting > 0 for s in self._states(pool))
-        return admission.state().saturated, waits
+        if admission.state().saturated:
+            return 0.0, waits
+        return admission.saturation.calm_s(self.clock()), waits
 
     async def stop(self) -> None:
         """Stop background work started by requests (summaries being written)."""
