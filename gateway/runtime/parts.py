@@ -75,6 +75,7 @@ class Gateway:
     started_at: int = field(default_factory=lambda: int(time.time()))
     lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
     rate_limits: TenantRateLimits = field(init=False)
+    recovery: RecoveryMetrics = field(init=False)  # hedges, failovers, continuations
     # Replicas found by DNS for the backends that ``discover`` theirs (run by the lifespan).
     discovery: Discovery = field(default_factory=Discovery)
     board: Board | None = None  # the host's, with ``serve --workers N``
@@ -83,6 +84,7 @@ class Gateway:
     def __post_init__(self) -> None:
         local = HostRateLimiter(self.board, self.clock) if self.board is not None else None
         self.rate_limits = TenantRateLimits(self.clock, local=local)
+        self.recovery = RecoveryMetrics(self.metrics.registry)
 
     @classmethod
     def create(
@@ -130,7 +132,7 @@ class Gateway:
             budget=self.budget,
             clock=self.clock,
             report=self.report,
-            recovery=RecoveryMetrics(self.metrics.registry),
+            recovery=self.recovery,
             pool_state=self.hedging_state,
             sleep=sleep,
         )
