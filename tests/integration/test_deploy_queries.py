@@ -143,7 +143,8 @@ def test_after_dispatch_shows_recovery_per_pool() -> None:
         assert f"sum by ({by})" in expr, (start, expr)
     (share,) = (e for title, e in exprs.items() if title.startswith("Extra load"))
     # A pool that never hedged (no series) still has a share: its failovers over admitted.
-    assert share.count(" or ") == 2 and 'event="sent"' in share
+    assert share.count(" or ") == 2
+    assert 'event="sent"' in share
 
 
 def test_every_queried_metric_exists(gateway: str, client: openai.OpenAI) -> None:
