@@ -203,6 +203,43 @@ def _load_shedding() -> list[Panel]:
     ]
 
 
+def _or_zero(expr: str) -> str:
+    """``expr`` by pool, or 0 for a pool that admitted requests and has no such series (a
+    pool that never hedged has no ``gateway_hedges_total``: a sum would drop it)."""
+    admitted = f"sum by (pool) (rate(gateway_admitted_total{POOLS}[5m]))"
+    return f"(sum by (pool) ({expr}) or {admitted} * 0)"
+
+
+def _after_dispatch() -> list[Panel]:
+    """Per pool: hedges by event, the extra load they and failovers add, failovers before
+    the first token by reason, continuations of streams cut short by result."""
+    sent = _or_zero('rate(gateway_hedges_total{pool=~"$pool",event="sent"}[5m])')
+    moved = _or_zero(f"rate(gateway_failovers_total{POOLS}[5m])")
+    admitted = f"sum by (pool) (rate(gateway_admitted_total{POOLS}[5m]))"
+    return [
+        (
+            "Hedges per second by event (sent, won, cancelled)",
+            [_agg("sum", "pool, event", f"rate(gateway_hedges_total{POOLS}[1m])")],
+            "reqps",
+        ),
+        (
+            "Extra load: (hedges sent + failovers) / admitted, over 5 min",
+            [(f"({sent} + {moved}) / {admitted}", "{{pool}}")],
+            "percentunit",
+        ),
+        (
+            "Failovers before the first token per second by reason (stall, error, taken back)",
+            [_agg("sum", "pool, reason", f"rate(gateway_failovers_total{POOLS}[1m])")],
+            "reqps",
+        ),
+        (
+            "Streams cut short per second by result (ok: continued, failed, impossible)",
+            [_agg("sum", "pool, result", f"rate(gateway_continuations_total{POOLS}[1m])")],
+            "reqps",
+        ),
+    ]
+
+
 def _latency() -> list[Panel]:
     return [
         ("TTFT by pool", _quantiles(TTFT, "pool"), "s"),
@@ -361,6 +398,12 @@ def dashboards() -> dict[str, dict[str, Any]]:
             "latency-gateway · load shedding",
             _load_shedding(),
             (_pool_variable("gateway_queue_depth"),),
+        ),
+        "after-dispatch.json": _dashboard(
+            "lg-after-dispatch",
+            "latency-gateway · after dispatch",
+            _after_dispatch(),
+            (_pool_variable("gateway_admitted_total"),),
         ),
         "latency.json": _dashboard("lg-latency", "latency-gateway · latency", _latency()),
         "caches.json": _dashboard("lg-caches", "latency-gateway · caches", _caches()),

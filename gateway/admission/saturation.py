@@ -23,6 +23,10 @@ not taken for an overload while its first completions are still to come. A pool 
 the drain rate or below (hysteresis: a backlog built by a burst is refused against until
 it drains).
 
+``calm_s``: how long since a reading last found the pool saturated (or overloaded). Hedging
+waits until it passes the policy's ``hedge_calm_s`` (``recovery/hedging.py``): under bursts
+the state falls back to nominal in each lull, which is not spare capacity.
+
 With several workers on one host (``serve --workers``), the rates are the host's: each
 worker's own plus its siblings' (``elsewhere``, their rates decayed to now).
 
@@ -118,7 +122,7 @@ class Rate:
 class Saturation:
     """One pool's detector: feed it arrivals and completions, ask it for the state."""
 
-    __slots__ = ("_enter", "_exit", "_saturated", "_z", "arrivals", "completions")
+    __slots__ = ("_enter", "_exit", "_saturated", "_saturated_at", "_z", "arrivals", "completions")
 
     def __init__(
         self,
@@ -138,12 +142,18 @@ class Saturation:
         self._exit = exit_ratio
         self._z = noise_z
         self._saturated = False
+        self._saturated_at = -math.inf
 
     def faster(self, arrivals: float, drain: float, ratio: float) -> bool:
         """Arrivals past ``ratio`` times the drain by more than their Poisson noise."""
         tau = self.arrivals.tau_s
         margin = self._z * math.sqrt(max(0.0, drain) * tau / 2.0)
         return arrivals * tau > ratio * drain * tau + margin
+
+    def calm_s(self, now: float) -> float:
+        """Seconds since ``state`` last found the pool saturated or overloaded (0: a reading
+        at ``now`` did; inf: none ever did)."""
+        return max(0.0, now - self._saturated_at)
 
     def arrived(self, now: float) -> None:
         self.arrivals.add(now)
@@ -171,6 +181,8 @@ class Saturation:
         else:
             faster = self.faster(arrivals, drain, self._enter)
         self._saturated = waiting.any and faster
+        if self._saturated:
+            self._saturated_at = max(self._saturated_at, now)
         rates = f"{arrivals:.1f}/s arriving, {drain:.1f}/s draining"
         if not self._saturated:
             why = "keeping up" if not waiting.any else "draining"

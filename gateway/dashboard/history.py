@@ -5,12 +5,15 @@ snapshot of the cumulative metrics is added to a short window; from that window 
 per pool is derived: admissions and refusals per second (refusals by (cause, priority))
 over the last ``rate_s``; p50 and p99 of the predicted and of the observed TTFT, the p90 of
 the prediction's error and the mean and p99 of the Retry-After advised, over the requests
-of the last ``quantile_s`` (None when there were
-none); the TTFT objective and the queue depth as read. The point goes into a ring of
-``capacity = horizon_s / interval_s + 1`` slots (the oldest is overwritten), and points more
-than ``horizon_s`` older than the newest are dropped, so memory is bounded however often or
-seldom the sampler runs. A snapshot no newer than the previous one adds nothing (a clock
-that did not move).
+of the last ``quantile_s`` (None when there were none); the TTFT objective and the queue
+depth as read; after dispatch, over the last ``rate_s``: hedges per second by event (sent,
+won, cancelled), failovers before the first token by reason (stall, error, taken_back),
+continuations by result (ok, failed, impossible), and the extra load share, (hedges sent +
+failovers) / admitted (the upstream requests recovery added per request the pool took; None
+when none was admitted). The point goes into a ring of ``capacity = horizon_s / interval_s
++ 1`` slots (the oldest is overwritten), and points more than ``horizon_s`` older than the
+newest are dropped, so memory is bounded however often or seldom the sampler runs. A
+snapshot no newer than the previous one adds nothing (a clock that did not move).
 
 ``current(snapshot)`` is the point as of that reading, over the same windows, without
 keeping it: the dashboard's table shows it and its charts end on it, so table and charts
@@ -27,7 +30,7 @@ import inspect
 import math
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway.dashboard.window import Part, Snapshot, Window
 
@@ -50,6 +53,11 @@ class PoolPoint:
     retry_after_p99_s: float | None
     admitted_per_s: float | None = None
     prediction_error_p90_s: float | None = None
+    # after dispatch, per second by event / reason / result (values with none left out)
+    hedges_per_s: Mapping[str, float] = field(default_factory=dict)
+    failovers_per_s: Mapping[str, float] = field(default_factory=dict)
+    continuations_per_s: Mapping[str, float] = field(default_factory=dict)
+    extra_share: float | None = None  # (hedges sent + failovers) / admitted
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +130,11 @@ class History:
         return Point(snap.at, {pool: self._pool(window, snap, pool) for pool in pools})
 
     def _pool(self, window: Window, snap: Snapshot, pool: str) -> PoolPoint:
-        over = self._quantile_s
+        over, rate_s = self._quantile_s, self._rate_s
+        admitted = window.rate("admitted", pool, rate_s)
+        hedges = _by_label(window, snap, "hedges", pool, rate_s)
+        failovers = _by_label(window, snap, "failovers", pool, rate_s)
+        extra = hedges.get("sent", 0.0) + sum(failovers.values())
         return PoolPoint(
             objective_s=snap.gauges.get("objective", {}).get(pool),
             predicted_p50_s=window.quantile(pool, 0.5, over, "predicted"),
@@ -133,6 +145,24 @@ class History:
             queue_depth=snap.gauges.get("queue_depth", {}).get(pool, 0.0),
             retry_after_mean_s=window.mean("retry_after", "retry_after_sum", pool, over),
             retry_after_p99_s=window.quantile(pool, 0.99, over, "retry_after"),
-            admitted_per_s=window.rate("admitted", pool, self._rate_s),
+            admitted_per_s=admitted,
             prediction_error_p90_s=window.quantile(pool, 0.9, over, "prediction_error"),
+            hedges_per_s=hedges,
+            failovers_per_s=failovers,
+            continuations_per_s=_by_label(window, snap, "continuations", pool, rate_s),
+            extra_share=extra / admitted if admitted else None,
         )
+
+
+def _by_label(
+    window: Window, snap: Snapshot, key: str, pool: str, over_s: float
+) -> dict[str, float]:
+    """Per second over ``over_s``, of each counter ``<key>:<value>`` (``dashboard/snapshot.
+    py``), by value; values with none in the span left out."""
+    prefix = f"{key}:"
+    rates = {
+        name.removeprefix(prefix): window.rate(name, pool, over_s)
+        for name, table in snap.counters.items()
+        if name.startswith(prefix) and pool in table
+    }
+    return {value: rate for value, rate in sorted(rates.items()) if rate}

@@ -2,12 +2,16 @@
 
 Only the instruments the dashboard shows are read, not the whole registry with its many
 other histograms: this runs on the event loop, every few seconds and on every page refresh.
+What happens after dispatch (hedges, failovers, continuations: ``recovery/counters.py``) is
+read from the instruments the caller passes (``also``), kept per pool and per value of the
+label that tells them apart, as ``hedges:sent``, ``failovers:stall``, ``continuations:ok``.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 
 from prometheus_client.metrics import MetricWrapperBase
 
@@ -34,6 +38,12 @@ GAUGES = {
     "gateway_ttft_objective_seconds": "objective",
     "gateway_queue_depth": "queue_depth",
 }
+# Counters kept per pool and per value of one label, as "<key>:<value>" (``also``).
+BY_LABEL = {
+    "gateway_hedges_total": ("hedges", "event"),
+    "gateway_failovers_total": ("failovers", "reason"),
+    "gateway_continuations_total": ("continuations", "result"),
+}
 SHED = "gateway_shed_total"
 CACHE_LOOKUPS = "gateway_cache_lookups_total"
 ALL = "*"  # the pseudo-pool of gateway-wide counters
@@ -56,14 +66,18 @@ def _shown(m: GatewayMetrics) -> tuple[MetricWrapperBase, ...]:
     )
 
 
-def snapshot(metrics: GatewayMetrics, at: float) -> Snapshot:
+def snapshot(
+    metrics: GatewayMetrics, at: float, also: Iterable[MetricWrapperBase] = ()
+) -> Snapshot:
+    """The figures at ``at``; ``also``: the instruments of what happens after dispatch."""
     counters: _Table = defaultdict(lambda: defaultdict(float))
     gauges: _Table = defaultdict(lambda: defaultdict(float))
     buckets: defaultdict[str, defaultdict[str, defaultdict[float, float]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(float))
     )
     shed: defaultdict[str, defaultdict[Part, float]] = defaultdict(lambda: defaultdict(float))
-    families = (family for instrument in _shown(metrics) for family in instrument.collect())
+    instruments = (*_shown(metrics), *also)
+    families = (family for instrument in instruments for family in instrument.collect())
     for family in families:
         for sample in family.samples:
             name, labels, value = sample.name, sample.labels, sample.value
@@ -75,6 +89,9 @@ def snapshot(metrics: GatewayMetrics, at: float) -> Snapshot:
                 continue  # a gauge that has no value yet
             if name in COUNTERS:
                 counters[COUNTERS[name]][pool] += value
+            elif name in BY_LABEL:
+                key, label = BY_LABEL[name]
+                counters[f"{key}:{labels[label]}"][pool] += value
             if name == SHED:
                 shed[pool][(labels["cause"], labels["priority"])] += value
             elif name in HISTOGRAMS:

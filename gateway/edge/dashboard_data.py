@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from gateway.backends.state import BackendState
 from gateway.dashboard.history import History, Point, PoolPoint
-from gateway.dashboard.snapshot import ALL, snapshot
+from gateway.dashboard.snapshot import ALL
 from gateway.dashboard.window import Snapshot, Window
+from gateway.runtime.host_worker import own_snapshot
 from gateway.runtime.parts import Gateway
 
 CACHE_WINDOW_S = 60.0
@@ -26,7 +28,7 @@ def view(
     the same windows as the charts), which the page also draws as the charts' last point,
     so the table and the charts say the same thing at the same moment."""
     now = gateway.clock() if current is None else current.at
-    snap = snapshot(gateway.metrics, now) if current is None else current
+    snap = own_snapshot(gateway, now) if current is None else current
     window.add(snap)
     hits = window.rate("cache_hits", ALL, CACHE_WINDOW_S)
     lookups = window.rate("cache_lookups", ALL, CACHE_WINDOW_S)
@@ -68,6 +70,7 @@ def _pool(
         "ttft_p50_ms": _ms(None if point is None else point.observed_p50_s),
         "ttft_p99_ms": _ms(None if point is None else point.observed_p99_s),
         "prediction_error_p90_ms": _ms(None if point is None else point.prediction_error_p90_s),
+        **_recovery(point),
         "healthy_backends": sum(s.ready for s in states),
         "backends": len(states),
     }
@@ -114,7 +117,23 @@ def _pool_point(p: PoolPoint) -> dict[str, Any]:
         "retry_after_p99_s": _s(p.retry_after_p99_s),
         "admitted_per_s": _s(p.admitted_per_s),
         "prediction_error_p90_s": _s(p.prediction_error_p90_s),
+        **_recovery(p),
     }
+
+
+def _recovery(p: PoolPoint | None) -> dict[str, Any]:
+    """After dispatch: hedges by event, failovers by reason, continuations by result (per
+    second), and the extra load share."""
+    return {
+        "hedges_per_s": _rates(None if p is None else p.hedges_per_s),
+        "failovers_per_s": _rates(None if p is None else p.failovers_per_s),
+        "continuations_per_s": _rates(None if p is None else p.continuations_per_s),
+        "extra_share": None if p is None or p.extra_share is None else round(p.extra_share, 4),
+    }
+
+
+def _rates(rates: Mapping[str, float] | None) -> dict[str, float]:
+    return {k: round(v, 3) for k, v in (rates or {}).items()}
 
 
 def _s(seconds: float | None) -> float | None:

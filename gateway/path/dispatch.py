@@ -20,13 +20,15 @@ here after a failure before the first token).
 
 Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s),
 ``fallback`` and ``recovery`` (hedge, hedge_budget, stall_factor, stall_min_s); policy
-``retry_budget``; ``pool_state`` (admission's: saturated, anything waiting); ``sleep`` and
+``retry_budget``; ``pool_state`` (admission's: how long since it was saturated, anything
+waiting); ``sleep`` and
 ``rng`` (the jitter's; injectable).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -61,8 +63,8 @@ from gateway.upstream import UpstreamResponse
 _NO_REPLICA = frozenset({"no_healthy_backend", "pool_saturated"})
 # The window of a pool's hedge budget (hedges at most ``hedge_budget`` of its requests).
 HEDGE_WINDOW_S = 60.0
-# A pool's state for hedging: (saturated, anything waiting).
-PoolStateOf = Callable[[str], tuple[bool, bool]]
+# A pool's state for hedging: (seconds since it was last saturated, anything waiting).
+PoolStateOf = Callable[[str], tuple[float, bool]]
 
 
 @dataclass(slots=True)
@@ -121,7 +123,7 @@ class Dispatcher:
         clock: Callable[[], float],
         report: Reporter,
         recovery: RecoveryMetrics,
-        pool_state: PoolStateOf = lambda pool: (False, False),
+        pool_state: PoolStateOf = lambda pool: (math.inf, False),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
@@ -382,10 +384,10 @@ class _RaceOptions:
     def straggler(self, lease: Lease, elapsed_s: float, hedged: bool) -> Straggler:
         d, run, plan = self._dispatcher, self._run, self._plan
         late = not hedged and lease.supported and elapsed_s >= lease.upper_s
-        saturated, waits = d.pool_state(plan.pool.name) if late else (False, False)
+        calm, waits = d.pool_state(plan.pool.name) if late else (math.inf, False)
         alternative = d.alternative_s(run, plan, lease) if late else None
         return Straggler(
-            elapsed_s, lease.upper_s, lease.supported, hedged, alternative, saturated, waits,
+            elapsed_s, lease.upper_s, lease.supported, hedged, alternative, calm, waits,
             run.ctx.priority,
         )  # fmt: skip
 

@@ -30,3 +30,7 @@ class RecoveryMetrics:
             ["pool", "result"],
             registry=registry,
         )
+
+    def instruments(self) -> tuple[Counter, ...]:
+        """The counters, for the dashboard's snapshot (``dashboard/snapshot.py``)."""
+        return self.hedges, self.failovers, self.continuations

@@ -17,10 +17,11 @@ exceeded about one time in ten when calibrated):
   would be given up (``elapsed`` plus its prediction within the stall limit: a request past
   its band may well be stalled, and identical replicas predict the same, so "sooner than the
   band" would never hedge between them; a busy replica, whose prediction holds its queue,
-  is not raced), the pool is not saturated (a hedge must not take a slot that queued work needs), a
-  sheddable request is not hedged while anything waits, and the pool's hedge budget allows
-  one more extra request (``hedge_budget`` of its recent requests); the first first token
-  wins and the other attempt is cancelled at once;
+  is not raced), the pool is not saturated and has not been for ``hedge_calm_s`` (a hedge
+  must not take a slot that queued work needs, and a lull between bursts is no spare capacity:
+  the next burst needs the slot), a sheddable request is not hedged while anything waits,
+  and the pool's hedge budget allows one more extra request (``hedge_budget`` of its recent
+  requests); the first first token wins and the other attempt is cancelled at once;
 - otherwise ``WAIT``.
 
 ``next_look`` says when the answer can next change (the hedge point, then the stall limit),
@@ -52,7 +53,7 @@ class Straggler:
     supported: bool  # that prediction rests on observations
     hedged: bool  # a hedge is already out
     alternative_s: float | None  # the best other free replica's prediction (None: none)
-    saturated: bool  # the pool's state
+    calm_s: float  # since the pool was last found saturated (0: it is; inf: never)
     anything_waits: bool  # the pool's queue, or the engines' reports
     priority: Priority
 
@@ -80,7 +81,7 @@ def decide(straggler: Straggler, settings: Recovery, budget_allows: bool) -> Mov
 def _may_hedge(straggler: Straggler, settings: Recovery) -> bool:
     if not settings.hedge or straggler.hedged or not straggler.supported:
         return False
-    if straggler.saturated:
+    if straggler.calm_s <= settings.hedge_calm_s:
         return False
     if straggler.priority is Priority.SHEDDABLE and straggler.anything_waits:
         return False

@@ -63,7 +63,7 @@ async def host_worker(gateway: Gateway) -> AsyncIterator[None]:
         return generate_latest(gateway.metrics.registry)
 
     async def snap() -> bytes:
-        return encoded(snapshot(gateway.metrics, gateway.clock()))
+        return encoded(own_snapshot(gateway, gateway.clock()))
 
     async def reload() -> bytes:
         return orjson.dumps(_result(await gateway.holder.reload()))
@@ -111,10 +111,15 @@ async def whole_metrics(gateway: Gateway) -> bytes:
     return merge(dict(sorted(texts.items(), key=lambda item: int(item[0])))).encode()
 
 
+def own_snapshot(gateway: Gateway, at: float) -> Snapshot:
+    """This worker's dashboard figures at ``at``, what happens after dispatch included."""
+    return snapshot(gateway.metrics, at, gateway.recovery.instruments())
+
+
 async def whole_snapshot(gateway: Gateway) -> Snapshot:
     """The host's dashboard figures now: every worker's added up."""
     now = gateway.clock()
-    own = snapshot(gateway.metrics, now)
+    own = own_snapshot(gateway, now)
     if gateway.board is None:
         return own
     answers = await ask_siblings(gateway.board, "snapshot", ASK_TIMEOUT_S)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -74,6 +75,7 @@ class Gateway:
     started_at: int = field(default_factory=lambda: int(time.time()))
     lease_gates: Callable[[str], LeaseGate] | None = None  # cluster admission, when on
     rate_limits: TenantRateLimits = field(init=False)
+    recovery: RecoveryMetrics = field(init=False)  # hedges, failovers, continuations
     # Replicas found by DNS for the backends that ``discover`` theirs (run by the lifespan).
     discovery: Discovery = field(default_factory=Discovery)
     board: Board | None = None  # the host's, with ``serve --workers N``
@@ -82,6 +84,7 @@ class Gateway:
     def __post_init__(self) -> None:
         local = HostRateLimiter(self.board, self.clock) if self.board is not None else None
         self.rate_limits = TenantRateLimits(self.clock, local=local)
+        self.recovery = RecoveryMetrics(self.metrics.registry)
 
     @classmethod
     def create(
@@ -129,20 +132,23 @@ class Gateway:
             budget=self.budget,
             clock=self.clock,
             report=self.report,
-            recovery=RecoveryMetrics(self.metrics.registry),
+            recovery=self.recovery,
             pool_state=self.hedging_state,
             sleep=sleep,
         )
         self.summaries = SummaryService(InternalCompletion(self), self.metrics, clock=self.clock)
 
-    def hedging_state(self, pool: str) -> tuple[bool, bool]:
-        """Whether ``pool`` is saturated, and whether anything waits there (its queue, or
-        its engines' reports), for the hedge decision (``recovery/hedging.py``)."""
+    def hedging_state(self, pool: str) -> tuple[float, bool]:
+        """Seconds since ``pool`` was last saturated (0: it is now; inf: never), and whether
+        anything waits there (its queue, or its engines' reports), for the hedge decision
+        (``recovery/hedging.py``)."""
         admission = self.admissions.get(pool)
         if admission is None:
-            return False, False
+            return math.inf, False
         waits = bool(admission.queue) or any(s.load.waiting > 0 for s in self._states(pool))
-        return admission.state().saturated, waits
+        if admission.state().saturated:
+            return 0.0, waits
+        return admission.saturation.calm_s(self.clock()), waits
 
     async def stop(self) -> None:
         """Stop background work started by requests (summaries being written)."""

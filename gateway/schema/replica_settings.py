@@ -95,6 +95,13 @@ class Recovery(_Strict):
         le=1,
         description="Hedges are at most this share of the pool's recent requests",
     )
+    hedge_calm_s: float = Field(
+        default=30.0,
+        ge=0,
+        le=3600,
+        description="No hedge goes out while the pool is saturated, nor until it has been "
+        "unsaturated this long: a lull between bursts is not spare capacity",
+    )
     stall_factor: float = Field(
         default=4.0,
         ge=1,

@@ -12,7 +12,7 @@ events, broken streams (``loadtests.tail_faults.figures``); issue 32's targets a
 (``loadtests.tail_faults.checks``). A Markdown report and JSON go to ``--results``
 (``<name>.md``/``.json``), every run's records to ``--out``. ``--quick`` shrinks the
 scenarios and leaves the peers out (a few minutes); a flag given explicitly wins over the
-mode.
+mode. Ports not given are picked free.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from loadtests.kit.cli_words import chosen, load_average
+from loadtests.kit.ports import free_ports
 from loadtests.peers.fleets import front_for, write_fleet
 from loadtests.peers.install import Binaries, ensure_all, versions
 from loadtests.peers.load_suite import Bench
 from loadtests.peers.targets import LAUNCH_ERRORS
-from loadtests.sim.fleet import group_profile
+from loadtests.sim.fleet import group_profile, load_fleet
 from loadtests.slo.bench import default_policy
 from loadtests.slo.capacity import engine_tokens
 from loadtests.slo.rows import row_metrics
@@ -79,10 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--saturation-duration", type=float, dest="saturation_s")
     p.add_argument("--client-timeout", type=float, dest="client_timeout_s")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--base-port", type=int, default=19890, help="targets listen above it")
-    p.add_argument("--fleet-port", type=int, default=19761, help="the 3-replica fleet's first")
-    p.add_argument("--slo-port-offset", type=int, default=10120,
-                   help="added to slo.yaml's ports for the saturation fleet")  # fmt: skip
+    p.add_argument("--base-port", type=int, help="targets listen above it (default: free)")
+    p.add_argument("--fleet-port", type=int,
+                   help="the 3-replica fleet's first (default: free)")  # fmt: skip
+    p.add_argument("--slo-port-offset", type=int,
+                   help="added to slo.yaml's ports for the saturation fleet (default: to free "
+                   "ones)")  # fmt: skip
     p.add_argument("--out", type=Path, default=ROOT / "loadtests/tail_faults/results/out")
     p.add_argument("--results", type=Path, default=ROOT / "loadtests/tail_faults/results")
     p.add_argument("--no-install", action="store_true", help="fail instead of installing")
@@ -95,6 +98,22 @@ def _resolve(args: argparse.Namespace) -> Sizes:
     base = QUICK if args.quick else FULL
     given = {f.name: getattr(args, f.name, None) for f in fields(Sizes)}
     return Sizes(**{k: v if v is not None else getattr(base, k) for k, v in given.items()})
+
+
+def _free_ports(args: argparse.Namespace) -> None:
+    """Ports not given are picked free (``loadtests.kit.ports``), from one block so they
+    cannot overlap: the targets' (``port_of``: ``base + 1 + index``), then the 3-replica
+    fleet's, then slo.yaml's (moved by the offset)."""
+    groups = load_fleet(sc_mod.SLO_FLEET).groups
+    low = min(g.base_port for g in groups)
+    span = max(g.base_port + g.replicas for g in groups) - low
+    first = free_ports(len(TARGETS) + 1 + 3 + span)
+    if args.base_port is None:
+        args.base_port = first
+    if args.fleet_port is None:
+        args.fleet_port = first + len(TARGETS) + 1
+    if args.slo_port_offset is None:
+        args.slo_port_offset = first + len(TARGETS) + 1 + 3 - low
 
 
 def _commit() -> str:
@@ -154,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.out = args.out.resolve()
     sizes = _resolve(args)
+    _free_ports(args)
     names = chosen(args.scenarios, SCENARIOS, "scenarios")
     asked = args.targets or ",".join(QUICK_TARGETS if args.quick else DEFAULT_TARGETS)
     targets = chosen(asked, TARGETS, "targets")

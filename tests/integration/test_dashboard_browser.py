@@ -1,6 +1,7 @@
 """The live dashboard in headless Chromium (Debian's ``chromium``, driven by Playwright)
 against a running gateway: under load the numbers render, then change; opened after an
-incident, its charts show the last 15 minutes at once. Screenshots are kept in
+incident, its charts show the last 15 minutes at once, what happened after dispatch (hedges,
+failovers, continuations, the extra load) included. Screenshots are kept in
 ``tests/.artifacts/`` (``dashboard.png``, ``dashboard-history.png``)."""
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import pytest
 from playwright.sync_api import Page, sync_playwright
 
 from gateway.app import build_app
-from gateway.dashboard.snapshot import snapshot
 from gateway.policy import load_policy_text
+from gateway.runtime.host_worker import own_snapshot
 from gateway.runtime.parts import Gateway
 from tests.integration.conftest import GatewayFactory
 from tests.support.policies import single_pool
@@ -36,6 +37,20 @@ FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+RECOVERY_FIELDS = (
+    "hedges_sent",
+    "hedges_won",
+    "hedges_cancelled",
+    "extra_share",
+    "failovers_stall",
+    "failovers_error",
+    "failovers_taken_back",
+    "continuations_ok",
+    "continuations_failed",
+    "continuations_impossible",
+)
 
 
 class Load:
@@ -108,6 +123,7 @@ def test_dashboard_renders_and_updates_under_load(
             timeout=20_000,
         )
         sampled = _chart(page, "ttft")
+        hedges = _field(page, "recovery:small:hedges_sent")
         health = _field(page, "backend:small-0:health")
         status = page.inner_text("#status")  # read while the gateway still serves the page
         ARTIFACTS.mkdir(exist_ok=True)
@@ -119,15 +135,18 @@ def test_dashboard_renders_and_updates_under_load(
     assert float(second["admitted_per_s"]) > 0
     assert first != second  # the numbers move as requests flow
     assert health == "healthy"
+    assert hedges == "0.00"  # a healthy replica: no first token was late
     assert sampled["max"] > 0  # an observed TTFT was charted (its size is the machine's)
 
 
 def _incident(gateway: Gateway) -> None:
     """Fill the gateway's ring as its sampler would have over the last 15 minutes: calm, then
     five minutes of overload (predicted TTFT near the 2 s objective, refusals of sheddable and
-    standard requests, a queue, Retry-After advice), then calm again. The metrics are filled
-    directly, one 5 s interval at a time."""
-    m, now = gateway.metrics, gateway.clock()
+    standard requests, a queue, Retry-After advice), then calm again; 20 admitted every 5 s,
+    of which, when calm, one hedged (won) and one continued; in the overload no hedge, but
+    two failovers (a stall and a take-back). The metrics are filled directly, one 5 s interval
+    at a time."""
+    m, r, now = gateway.metrics, gateway.recovery, gateway.clock()
     depth = [0.0]
     m.queue_depth.labels("small", "short", "standard").set_function(lambda: depth[0])
     m.ttft_objective.labels("small").set(2.0)
@@ -135,6 +154,12 @@ def _incident(gateway: Gateway) -> None:
         overload = 60 <= i < 120
         wave = 1 + 0.2 * math.sin(i / 4)
         depth[0] = round(12 * wave) if overload else 0
+        m.admitted.labels("small").inc(20)
+        r.continuations.labels("small", "ok").inc()
+        for move in ("stall", "taken_back") if overload else ():
+            r.failovers.labels("small", move).inc()
+        for event in () if overload else ("sent", "won", "cancelled"):
+            r.hedges.labels("small", event).inc()  # the loser cancelled
         for _ in range(20):
             m.ttft.labels("small", "short", "miss").observe((1.6 if overload else 0.3) * wave)
             m.ttft_predicted.labels("small").observe((1.8 if overload else 0.35) * wave)
@@ -148,7 +173,7 @@ def _incident(gateway: Gateway) -> None:
             m.shed.labels("small", "deadline_unmeetable", "standard", "deadline").inc(i % 3)
             for seconds in (4 * wave, 8 * wave):
                 m.retry_after.labels("small").observe(seconds)
-        gateway.history.sample(snapshot(m, now - 900 + 5 * i))
+        gateway.history.sample(own_snapshot(gateway, now - 900 + 5 * i))
 
 
 def _chart(page: Page, key: str) -> dict[str, float]:
@@ -167,15 +192,18 @@ def test_dashboard_shows_the_last_15_minutes_at_load(upstream: str, page: Page) 
         # The first answer is drawn before the stamp is set: what follows is what the page
         # showed from its first fetch, before it could have watched anything itself.
         page.wait_for_function("() => document.querySelector('#updated').textContent !== 'never'")
-        charts = {key: _chart(page, key) for key in ("ttft", "shed", "queue", "retry_after")}
+        keys = ("ttft", "shed", "queue", "retry_after", "hedges", "extra", "continuations")
+        charts = {key: _chart(page, key) for key in keys}
         shed_legend = page.inner_text('[id="chart:small:shed"] .legend')
+        hedge_legend = page.inner_text('[id="chart:small:hedges"] .legend')
         objective = _field(page, "pool:small:ttft_objective_ms")
+        recovery = {k: _field(page, f"recovery:small:{k}") for k in RECOVERY_FIELDS}
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "dashboard-history.png"), full_page=True)
     assert page.inner_text("#status") == "live"
     for key, chart in charts.items():
         assert chart["points"] >= 60, (key, chart)  # the refusals: only during the incident
-        assert chart["span-s"] >= (895 if key in ("ttft", "queue") else 290), (key, chart)
+        assert chart["span-s"] >= (290 if key in ("shed", "retry_after") else 895), (key, chart)
     # The predicted p99 crossed the 2 s objective, inside the histogram's (2, 3] bucket.
     assert 2.0 < charts["ttft"]["max"] <= 3.0
     assert charts["queue"]["max"] == 14  # 12 * 1.2, rounded
@@ -187,3 +215,16 @@ def test_dashboard_shows_the_last_15_minutes_at_load(upstream: str, page: Page) 
     ):
         assert part in shed_legend
     assert objective == "2000"
+    # After dispatch, over 10 s (two 5 s intervals): one hedge or two failovers, one
+    # continuation per interval; the extra load: 1 of 20 admitted when calm, 2 in the overload.
+    assert charts["hedges"]["max"] == pytest.approx(0.2)
+    assert charts["continuations"]["max"] == pytest.approx(0.2)
+    assert charts["extra"]["max"] == pytest.approx(10.0)
+    for label in ("hedge sent", "hedge won", "hedge cancelled", "failover stall",
+                  "failover error", "failover taken back"):  # fmt: skip
+        assert label in hedge_legend
+    # The table: the point as of the page's fetch, seconds after the incident's last interval
+    # (calm: a hedge, no failover), or none in its window when the page came later.
+    assert all(NUMBER.match(recovery[k]) for k in RECOVERY_FIELDS if k != "extra_share"), recovery
+    assert float(recovery["failovers_stall"]) == 0
+    assert re.match(r"^(\d+\.\d%|\u2013)$", recovery["extra_share"]), recovery  # or none

@@ -30,6 +30,14 @@ SHEDDING = {
     "gateway_retry_after_seconds",
 }
 
+# What an operator needs to see after dispatch, per pool (issue 32), by family.
+AFTER_DISPATCH = {
+    "gateway_hedges",
+    "gateway_failovers",
+    "gateway_continuations",
+    "gateway_admitted",
+}
+
 
 def _generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location("generate", DEPLOY / "grafana" / "generate.py")
@@ -119,6 +127,24 @@ def test_load_shedding_shows_the_slo_decisions_per_pool() -> None:
     assert "cause, priority" in shed["targets"][0]["expr"]
     state = next(p for p in dashboard["panels"] if p["title"].startswith("Pool state"))
     assert "gateway_pool_state" in state["targets"][0]["expr"]
+
+
+def test_after_dispatch_shows_recovery_per_pool() -> None:
+    dashboard = json.loads((DEPLOY / "grafana" / "after-dispatch.json").read_text())
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert LABEL_VALUES.match(variables["pool"]["definition"])
+    exprs = {p["title"]: t["expr"] for p in dashboard["panels"] for t in p["targets"]}
+    queried = {_family(m) for expr in exprs.values() for m in _metrics(expr)}
+    assert queried >= AFTER_DISPATCH, AFTER_DISPATCH - queried
+    assert all("$pool" in expr for expr in exprs.values())  # every panel follows the pool picked
+    by_label = {"Hedges": "pool, event", "Failovers": "pool, reason", "Streams cut": "pool, result"}
+    for start, by in by_label.items():
+        (expr,) = (e for title, e in exprs.items() if title.startswith(start))
+        assert f"sum by ({by})" in expr, (start, expr)
+    (share,) = (e for title, e in exprs.items() if title.startswith("Extra load"))
+    # A pool that never hedged (no series) still has a share: its failovers over admitted.
+    assert share.count(" or ") == 2
+    assert 'event="sent"' in share
 
 
 def test_every_queried_metric_exists(gateway: str, client: openai.OpenAI) -> None:

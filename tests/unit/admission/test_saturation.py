@@ -121,3 +121,21 @@ def test_a_clump_at_1x_leaves_the_pool_nominal_a_sustained_3x_does_not() -> None
     assert Saturation(noise_z=0.0).faster(saturation.arrivals.read(11.0), drain, 1.5)
     _feed(saturation, 7.9, 0.0, 11.0, 14.0)
     assert saturation.state(14.0, QUEUED, _no_wait, None, drain).saturated
+
+
+def test_calm_counts_from_the_last_saturated_reading_of_a_burst_train() -> None:
+    """Bursts at 3x a 2.63/s drain (5 s on, 10 s off at 0.4x): each lull reads nominal within
+    seconds, while ``calm_s`` counts from the burst's last saturated reading."""
+    saturation, drain = Saturation(), 2.63
+    assert saturation.calm_s(0.0) == math.inf  # never saturated
+    readings: dict[float, bool] = {}
+    for start in (0.0, 15.0):
+        for begin, end, arrive, complete in ((0, 5, 7.9, 0.0), (5, 15, 1.05, drain)):
+            _feed(saturation, arrive, complete, start + begin, start + end)
+            for at in (start + end - 1, start + end):
+                readings[at] = saturation.state(at, QUEUED, _no_wait, None, drain).saturated
+    assert readings == {4.0: True, 5.0: True, 14.0: False, 15.0: False,
+                        19.0: True, 20.0: True, 29.0: False, 30.0: False}  # fmt: skip
+    assert saturation.calm_s(20.0) == 0.0
+    assert saturation.calm_s(30.0) == 10.0  # the lull's end: 10 s since the burst's last reading
+    assert saturation.calm_s(19.0) == 0.0  # a clock read before the last reading: no less than 0

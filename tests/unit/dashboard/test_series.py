@@ -1,7 +1,8 @@
 """Each pool's point, read from the gateway's own instruments filled directly, by tables:
 admissions, shed rate by cause and priority, objective, predicted and observed TTFT
-quantiles, the prediction's error, queue depth and Retry-After; and the point as of now that
-the dashboard's table shows and its charts end on."""
+quantiles, the prediction's error, queue depth and Retry-After; after dispatch, hedges by
+event, failovers by reason, continuations by result and the extra load share; and the point as
+of now that the dashboard's table shows and its charts end on."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from gateway.dashboard.history import History, PoolPoint
 from gateway.dashboard.snapshot import snapshot
 from gateway.edge.dashboard_data import history_view
 from gateway.metrics import GatewayMetrics
+from gateway.recovery.counters import RecoveryMetrics
 
 Fill = Callable[[GatewayMetrics], None]
 
@@ -89,6 +91,10 @@ EMPTY: dict[str, Any] = {
     "retry_after_p99_s": None,
     "admitted_per_s": 0.0,
     "prediction_error_p90_s": None,
+    "hedges_per_s": {},
+    "failovers_per_s": {},
+    "continuations_per_s": {},
+    "extra_share": None,
 }
 # id -> (what happened in the 5 s interval, the fields of pool p's point that differ from EMPTY)
 SERIES: dict[str, tuple[Fill, dict[str, Any]]] = {
@@ -105,7 +111,7 @@ SERIES: dict[str, tuple[Fill, dict[str, Any]]] = {
     # mean (3 + 3 + 6) / 3; p99: rank 2.97 lands in (5, 10] holding one
     "Retry-After": (retry_after, {"retry_after_mean_s": 4.0, "retry_after_p99_s": 9.85}),
     "queue depth over lanes and priorities": (queue, {"queue_depth": 7.0}),
-    "admitted per second": (admitted, {"admitted_per_s": 3.0}),
+    "admitted per second, none extra": (admitted, {"admitted_per_s": 3.0, "extra_share": 0.0}),
     # 100 errors in (0.1, 0.2]: the p90 interpolated inside it
     "prediction error": (prediction_error, {"prediction_error_p90_s": 0.19}),
 }
@@ -121,8 +127,91 @@ def test_point_of_one_interval(fill: Fill, want: dict[str, Any]) -> None:
     point = history.sample(snapshot(metrics, 105.0))
     assert point is not None
     got, expected = asdict(point.pools["p"]), {**EMPTY, **want}
-    assert got.pop("shed_per_s") == pytest.approx(expected.pop("shed_per_s"))
+    for rates in ("shed_per_s", "hedges_per_s", "failovers_per_s", "continuations_per_s"):
+        assert got.pop(rates) == pytest.approx(expected.pop(rates)), rates
     assert got == pytest.approx(expected, abs=1e-3)
+
+
+AfterFill = Callable[[RecoveryMetrics, GatewayMetrics], None]
+
+
+def hedges(r: RecoveryMetrics, m: GatewayMetrics) -> None:
+    m.admitted.labels("p").inc(100)
+    for event, times in (("sent", 10), ("won", 4), ("cancelled", 6)):
+        r.hedges.labels("p", event).inc(times)
+    r.hedges.labels("other", "sent").inc(50)  # another pool's
+
+
+def failovers(r: RecoveryMetrics, m: GatewayMetrics) -> None:
+    m.admitted.labels("p").inc(50)
+    for reason, times in (("stall", 5), ("error", 2), ("taken_back", 3)):
+        r.failovers.labels("p", reason).inc(times)
+
+
+def both(r: RecoveryMetrics, m: GatewayMetrics) -> None:
+    m.admitted.labels("p").inc(50)
+    r.hedges.labels("p", "sent").inc(3)
+    r.hedges.labels("p", "won").inc(3)  # a won hedge was sent: counted once
+    r.failovers.labels("p", "stall").inc(2)
+
+
+def continuations(r: RecoveryMetrics, m: GatewayMetrics) -> None:
+    m.admitted.labels("p").inc(10)
+    for result, times in (("ok", 5), ("failed", 1), ("impossible", 2)):
+        r.continuations.labels("p", result).inc(times)
+
+
+def none_admitted(r: RecoveryMetrics, m: GatewayMetrics) -> None:
+    r.hedges.labels("p", "sent").inc(2)  # for requests admitted before the span
+
+
+# id -> (what happened after dispatch in the 5 s interval, the fields that differ from EMPTY)
+AFTER: dict[str, tuple[AfterFill, dict[str, Any]]] = {
+    "hedges per second by event; the share: 10 sent of 100 admitted": (hedges, {
+        "admitted_per_s": 20.0, "hedges_per_s": {"sent": 2.0, "won": 0.8, "cancelled": 1.2},
+        "extra_share": 0.1}),
+    "failovers by reason, each an extra request": (failovers, {
+        "admitted_per_s": 10.0, "failovers_per_s": {"stall": 1.0, "error": 0.4,
+                                                    "taken_back": 0.6}, "extra_share": 0.2}),
+    "hedges sent plus failovers over admitted": (both, {
+        "admitted_per_s": 10.0, "hedges_per_s": {"sent": 0.6, "won": 0.6},
+        "failovers_per_s": {"stall": 0.4}, "extra_share": 0.1}),
+    "continuations by result: no extra share": (continuations, {
+        "admitted_per_s": 2.0, "continuations_per_s": {"ok": 1.0, "failed": 0.2,
+                                                       "impossible": 0.4}, "extra_share": 0.0}),
+    "nothing admitted: no share": (none_admitted, {"hedges_per_s": {"sent": 0.4}}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("fill", "want"), AFTER.values(), ids=AFTER)
+def test_after_dispatch_in_one_interval(fill: AfterFill, want: dict[str, Any]) -> None:
+    metrics = _metrics()
+    recovery = RecoveryMetrics(metrics.registry)
+    metrics.ttft_predicted.labels("p")  # the pool exists in the registry
+    history = History(interval_s=5, horizon_s=60)
+    history.sample(snapshot(metrics, 100.0, recovery.instruments()))
+    fill(recovery, metrics)
+    point = history.sample(snapshot(metrics, 105.0, recovery.instruments()))
+    assert point is not None
+    got, expected = asdict(point.pools["p"]), {**EMPTY, **want}
+    for rates in ("shed_per_s", "hedges_per_s", "failovers_per_s", "continuations_per_s"):
+        assert got.pop(rates) == pytest.approx(expected.pop(rates)), rates
+    assert got == pytest.approx(expected, abs=1e-3)
+
+
+def test_after_dispatch_counts_over_the_last_10_seconds() -> None:
+    """A hedge sent at 5 s counts in the points at 5 and 10 s (10 s back), not at 15 s."""
+    metrics = _metrics()
+    recovery = RecoveryMetrics(metrics.registry)
+    history = History(interval_s=5, horizon_s=900)
+    shares = []
+    for t, admitted, sent in ((0, 0, 0), (5, 20, 1), (10, 20, 0), (15, 20, 0)):
+        metrics.admitted.labels("p").inc(admitted)
+        recovery.hedges.labels("p", "sent").inc(sent)
+        point = history.sample(snapshot(metrics, float(t), recovery.instruments()))
+        if point is not None:
+            shares.append(point.pools["p"].extra_share)
+    assert shares == [pytest.approx(1 / 20), pytest.approx(1 / 40), 0.0]
 
 
 def test_quantiles_count_only_the_last_30_seconds() -> None:
@@ -171,6 +260,8 @@ def test_history_as_json() -> None:
         "saturated:standard": 1.0,
     }
     assert point["pools"]["p"]["objective_s"] == 2.0
+    assert point["pools"]["p"]["hedges_per_s"] == {}
+    assert point["pools"]["p"]["extra_share"] is None  # nothing admitted
     assert point["pools"]["other"]["objective_s"] is None
     assert history_view(history, 106.5, 105.0)["points"] == []
 

@@ -11,6 +11,8 @@ from gateway.recovery.hedging import Move, Straggler, decide, next_look
 from gateway.schema import Recovery
 
 ON = Recovery(hedge_after=1.0, stall_min_s=1.0)  # late as soon as past the band
+CALM_10 = Recovery(hedge_after=1.0, stall_min_s=1.0, hedge_calm_s=10.0)
+SATURATED_ONLY = Recovery(hedge_after=1.0, stall_min_s=1.0, hedge_calm_s=0.0)
 OFF = Recovery(hedge=False, stall_min_s=1.0)
 DEFAULT = Recovery(hedge_after=2.0)  # late past twice the band
 
@@ -23,7 +25,7 @@ def _late(**changes: object) -> Straggler:
         "supported": True,
         "hedged": False,
         "alternative_s": 0.2,
-        "saturated": False,
+        "calm_s": math.inf,
         "anything_waits": False,
         "priority": Priority.STANDARD,
     }
@@ -44,12 +46,21 @@ MOVES: dict[str, tuple[Straggler, Recovery, bool, Move]] = {
     "an identical replica (the same prediction) is sooner: hedge": (
         _late(alternative_s=0.5), ON, True, Move.HEDGE),
     "saturated: a hedge would take a queued request's slot": (
-        _late(saturated=True), ON, True, Move.WAIT),
+        _late(calm_s=0.0), ON, True, Move.WAIT),
+    "saturated, even with no calm asked for": (_late(calm_s=0.0), SATURATED_ONLY, True, Move.WAIT),
+    "a lull 9 s after a burst (calm 10 s): wait": (_late(calm_s=9.0), CALM_10, True, Move.WAIT),
+    "exactly the calm: wait": (_late(calm_s=10.0), CALM_10, True, Move.WAIT),
+    "calm longer than asked: hedge": (_late(calm_s=10.5), CALM_10, True, Move.HEDGE),
+    "no calm asked for, 1 s after saturation: hedge": (
+        _late(calm_s=1.0), SATURATED_ONLY, True, Move.HEDGE),
+    "the default calm (30 s), 29 s after a burst: wait": (
+        _late(calm_s=29.0), Recovery(), True, Move.WAIT),
+    "... 31 s after: hedge": (_late(calm_s=31.0), Recovery(), True, Move.HEDGE),
     "sheddable while work waits: wait": (
         _late(priority=Priority.SHEDDABLE, anything_waits=True), ON, True, Move.WAIT),
     "sheddable, nothing waits: hedge": (_late(priority=Priority.SHEDDABLE), ON, True, Move.HEDGE),
     "past 4x its band: fail over, even saturated, even hedged": (
-        _late(elapsed_s=2.0, saturated=True, hedged=True), ON, False, Move.FAIL_OVER),
+        _late(elapsed_s=2.0, calm_s=0.0, hedged=True), ON, False, Move.FAIL_OVER),
     "a tiny band: the stall limit is at least 1 s": (
         _late(elapsed_s=0.5, upper_s=0.05), ON, False, Move.WAIT),
     "stalled past 1 s, hedging off: fail over": (

@@ -4,6 +4,7 @@ injected, and a take-back request wakes the race to look again (no sleeps)."""
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +62,7 @@ class Options:
     def straggler(self, lease: Any, elapsed_s: float, hedged: bool) -> Straggler:
         alternative = 0.1 if self.spare else None
         return Straggler(elapsed_s, lease.upper_s, lease.supported, hedged, alternative,
-                         False, False, Priority.STANDARD)  # fmt: skip
+                         math.inf, False, Priority.STANDARD)  # fmt: skip
 
     def budget_allows(self) -> bool:
         self.budget -= 1
