@@ -14,8 +14,10 @@ client's response head is held until then) or a whole answer's head, so nothing 
 seen is ever retried. A stream's attempt is one first-token race (``exchange/race.py``): a
 late first token is hedged on another replica, a stalled replica is failed over to another
 with a free slot, a request an engine queues beyond its batch is taken back to another
-replica (each counted in ``gateway_failovers_total``, as is a retry here after a failure
-before the first token).
+replica, or to the gateway's queue (``exchange/readmission.py``: it waits for a slot again in
+its place, then is dispatched again as here, or gets the waiter's refusal; it does not spend
+an attempt). Each is counted in ``gateway_failovers_total``, as is a retry here after a
+failure before the first token.
 
 Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s),
 ``fallback`` and ``recovery`` (hedge, hedge_budget, stall_factor, stall_min_s); policy
@@ -40,11 +42,13 @@ from gateway.path.exchange.choose import pick_backend
 from gateway.path.exchange.first_token import STALL, Primed, read_first_token
 from gateway.path.exchange.lease import CLIENT_GONE, Lease, Outcome, Phase
 from gateway.path.exchange.race import Race
+from gateway.path.exchange.readmission import BackToQueue, readmitted, where_to
 from gateway.path.flow import Flow, Opened, Services
 from gateway.path.report import Reporter
 from gateway.recovery.continuation import NONE, Relayed, continuation_body
 from gateway.recovery.counters import RecoveryMetrics
 from gateway.recovery.hedging import Straggler, stall_limit_s
+from gateway.recovery.take_back import Where
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from gateway.schema import Retry
@@ -69,6 +73,7 @@ class _Run:
     last: GatewayError | None = None
     # Every replica of the current pool was tried: retrying there would only spend budget.
     exhausted: bool = False
+    taken: int = 0  # times taken back from an engine's queue (``recovery/take_back.py``)
 
 
 class Opener(Protocol):
@@ -168,6 +173,10 @@ class Dispatcher:
         while True:
             try:
                 return await self._attempt(run, plan)
+            except BackToQueue as back:  # a slot again, or the waiter's refusal
+                run.tried.remove(back.backend)  # the replica it left may serve it next
+                run.permit = await readmitted(run.permit, self._metrics)
+                continue
             except GatewayError as exc:
                 if (
                     run.exhausted
@@ -209,7 +218,7 @@ class Dispatcher:
                 run.exhausted = True
                 raise run.last from None
             raise
-        if len(run.tried) == 1:
+        if len(run.tried) == 1 and not run.taken:
             queued = run.permit.queued_s if run.permit is not None else 0.0
             self._metrics.overhead.observe(overhead_s(self._clock(), ctx, queued))
         if ctx.request.stream:
@@ -380,3 +389,10 @@ class _RaceOptions:
             return self._dispatcher.lease(self._run, self._plan)
         except GatewayError:
             return None
+
+    def asked_back(self, lease: Lease, ahead: int, hedge_out: bool, now: float) -> Where:
+        run = self._run
+        elsewhere = hedge_out or self._dispatcher.alternative_s(run, self._plan, lease) is not None
+        where = where_to(lease, ahead, elsewhere, run.taken, now)
+        run.taken += where is not Where.STAY
+        return where
