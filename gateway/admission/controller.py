@@ -19,6 +19,7 @@ expected wait, not the calibrated one that admitted it. ``Permit.release`` frees
 and feeds the limit algorithm, the hold times and the completion rate. With a ``LeaseGate``
 (cluster admission) a slot also needs a lease (``lease_pump.py``). With ``HostSlots`` the
 slots, the queue's evidence and the rates are the host's workers' (``host_slots.py``).
+``readmit``: a request taken back from an engine waits again, in its place (deadline, arrival).
 
 Parameters: the pool's ``admission`` settings in the policy.
 """
@@ -83,14 +84,6 @@ class PoolAdmission:
         self.inflight = 0
         self.prefill = PrefillBudget(self.settings.max_prefill_tokens)
         self.pump = LeasePump(self, leases)
-
-    @property
-    def leases(self) -> LeaseGate | None:
-        return self.pump.leases
-
-    @leases.setter
-    def leases(self, gate: LeaseGate | None) -> None:
-        self.pump.leases = gate
 
     def predict(self, request: AdmissionRequest) -> Prediction:
         backend = self.fleet.ttft(request.prompt_tokens) or 0.0
@@ -169,8 +162,6 @@ class PoolAdmission:
         assert decision.refuse is not None
         return self._refused(request, decision.refuse, decision.prediction, decision.deadline)
 
-    # the slot
-
     async def acquire(self, request: AdmissionRequest, decision: Decision | None = None) -> Permit:
         """A slot, at once or after a wait; raises the refusal when it cannot come in time."""
         start, tokens = self._clock(), request.prompt_tokens
@@ -179,7 +170,7 @@ class PoolAdmission:
             if free:
                 self._claim(tokens)
         if free:
-            if self.leases is None:
+            if self.pump.leases is None:
                 return self._permit(request, 0.0)
             lease = await self.pump.lease_now(tokens)
             if lease is not None:
@@ -195,10 +186,12 @@ class PoolAdmission:
             payload=Waiter(
                 granted, tokens, request, times, backend_s, self._expected(request, decision)
             ),
+            arrival=times.arrival,
         )
         self.queue.push(ticket)
         self.host.publish_queue(len(self.queue))  # siblings' releases must reach it
         self.pump.kick()
+        self.dispatch()  # a slot given back by a request readmitted goes to the queue's head
         self.recheck()  # it may stand ahead of others now
         try:
             await self._wait(granted, ticket)
@@ -235,10 +228,22 @@ class PoolAdmission:
 
     def prefilled(self, tokens: float) -> None:
         self.prefill.done(tokens)
-        if self.leases is not None:
+        if self.pump.leases is not None:
             self.pump.kick()
         else:
             self.dispatch()
+
+    async def readmit(
+        self, request: AdmissionRequest, tokens: float, lease: str | None, held_s: float
+    ) -> Permit:
+        """Taken back from an engine's queue: the slot back unused, a wait in its place."""
+        self.unclaim(tokens, held_s)
+        self.pump.returned(lease)
+        return await self.acquire(request)
+
+    def give_up(self, request: AdmissionRequest) -> float | None:
+        """The latest first token that helps ``request``: when a waiter gives up, by now."""
+        return give_up_at(self._times(request, None, self._clock())[0], 0.0, self.state().saturated)
 
     def recheck(self) -> None:
         """Refuse, at once, every waiter that can no longer be dispatched in time (on a wait
@@ -254,14 +259,12 @@ class PoolAdmission:
             self.hold.on_wait(now - ticket.enqueued_at + wait, waiter_of(ticket).expected_s)
             self._refuse_waiter(ticket, wait)
 
-    # internals
-
     def slots(self) -> int:
         limit = self.limit.limit
         engines = self.fleet.slots()
         if engines is not None:
             limit = min(limit, engines)
-        return limit if self.leases is None else min(limit, self.leases.cap(limit))
+        return limit if self.pump.leases is None else min(limit, self.pump.leases.cap(limit))
 
     def _expected(self, request: AdmissionRequest, decision: Decision | None) -> float:
         """Its uncalibrated wait on joining: the decision's just made, if it had to wait."""
@@ -275,7 +278,7 @@ class PoolAdmission:
     def _has_free_slot(self, slots: int) -> bool:
         held = self.inflight + self.host.held()
         free = held < slots and not self.queue and self.prefill.has_room()
-        return free and (self.leases is None or self.leases.may_try(self.limit.limit))
+        return free and (self.pump.leases is None or self.pump.leases.may_try(self.limit.limit))
 
     def _claim(self, tokens: float) -> None:
         self.inflight += 1
@@ -286,15 +289,14 @@ class PoolAdmission:
     def local_limit(self) -> int:
         return self.limit.limit
 
-    def unclaim(self, tokens: float) -> None:
+    def unclaim(self, tokens: float, held_s: float | None = None) -> None:
         self.inflight -= 1
         self.host.publish_held(self.inflight)
         self.prefill.done(tokens)
-        self.hold.end(self._clock(), None)
+        self.hold.end(self._clock(), held_s)
 
     def _permit(self, request: AdmissionRequest, queued: float, lease: str | None = None) -> Permit:
-        tokens = request.prompt_tokens
-        return Permit(self, request.cost, queued, clock=self._clock, lease=lease, prefill=tokens)
+        return Permit(self, request, queued, clock=self._clock, lease=lease)
 
     def _times(
         self, request: AdmissionRequest, decision: Decision | None, now: float
@@ -334,7 +336,7 @@ class PoolAdmission:
             granted.cancel()
 
     def dispatch(self) -> None:
-        if self.leases is not None:
+        if self.pump.leases is not None:
             return  # the pump dispatches, once the lease is back
         slots = self.slots()  # granting changes who is in flight, not the engines' slots
         with self.host.locked():
@@ -344,6 +346,8 @@ class PoolAdmission:
 
     def grant(self, lease: str | None) -> bool:
         """Give a slot (and its lease) to the next live waiter; False when nobody waits."""
+        for late in self.queue.expired(self._clock()):  # past its give-up time: refused
+            self._refuse_waiter(late, 0.0)
         while (ticket := self.queue.pop()) is not None:
             waiter = waiter_of(ticket)
             if waiter.granted.done():
@@ -362,7 +366,7 @@ class PoolAdmission:
     def _late_refusal(self, ticket: Ticket, wait: float) -> GatewayError:
         """A waiter's refusal: with ``wait`` still to go, it cannot be served in time."""
         waiter = waiter_of(ticket)
-        prediction = self._after(waiter.request, wait)
+        prediction = Prediction(wait, self.fleet.ttft(waiter.request.prompt_tokens) or 0.0)
         queued = max(0.0, self._clock() - ticket.enqueued_at)
         reason = waiter.missed(self._clock(), wait)
         return self._refused(waiter.request, reason, prediction, waiter.times.deadline, queued)
@@ -381,10 +385,6 @@ class PoolAdmission:
         waiting, kv = self.fleet.load()
         signals = Signals(len(self.queue), wait, waiting, kv)
         self.step = self.ladder.step(signals, self.step)
-
-    def _after(self, request: AdmissionRequest, wait_s: float) -> Prediction:
-        """A waiter's prediction: its remaining wait, then the best replica's TTFT."""
-        return Prediction(wait_s, self.fleet.ttft(request.prompt_tokens) or 0.0)
 
     def _refused(
         self,

@@ -1,9 +1,12 @@
-"""A slot in a pool, held from admission until the request ends."""
+"""A slot in a pool, held from admission until the request ends (or until it is taken back
+from an engine's queue and waits for a slot again: ``readmit``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Protocol
+
+from gateway.admission.decision import AdmissionRequest
 
 
 class Releases(Protocol):
@@ -15,33 +18,38 @@ class Releases(Protocol):
         self, cost: float, latency_s: float | None, dropped: bool, lease: str | None, held_s: float
     ) -> None: ...
 
+    async def readmit(
+        self, request: AdmissionRequest, tokens: float, lease: str | None, held_s: float
+    ) -> Permit: ...
+
+    def give_up(self, request: AdmissionRequest) -> float | None: ...
+
 
 class Permit:
     __slots__ = (
         "_admission",
         "_clock",
-        "_cost",
         "_granted_at",
         "_lease",
         "_prefill",
         "_released",
         "queued_s",
+        "request",
     )
 
     def __init__(
         self,
         admission: Releases,
-        cost: float,
+        request: AdmissionRequest,
         queued_s: float,
         *,
         clock: Callable[[], float],
         lease: str | None = None,
-        prefill: float = 0.0,
     ) -> None:
         self._admission = admission
-        self._cost = cost
+        self.request = request
         self._lease = lease
-        self._prefill = prefill
+        self._prefill = request.prompt_tokens
         self._released = False
         self._clock = clock
         self._granted_at = clock()
@@ -58,4 +66,19 @@ class Permit:
             self._released = True
             self.prefilled()
             held = self._clock() - self._granted_at
-            self._admission.release(self._cost, latency_s, dropped, self._lease, held)
+            cost = self.request.cost
+            self._admission.release(cost, latency_s, dropped, self._lease, held)
+
+    def give_up(self) -> float | None:
+        """The latest first token that still helps the request (``PoolAdmission.give_up``)."""
+        return self._admission.give_up(self.request)
+
+    async def readmit(self) -> Permit:
+        """This slot given back unused (no hold, no latency sample) and a new one, after a
+        wait in the pool's queue as any waiter; raises the waiter's refusal (a 503 with
+        Retry-After) when it cannot be served in time. Once only: this permit is spent."""
+        assert not self._released, "a released permit has no slot to give back"
+        self._released = True
+        tokens, self._prefill = self._prefill, 0.0
+        held = self._clock() - self._granted_at
+        return await self._admission.readmit(self.request, tokens, self._lease, held)

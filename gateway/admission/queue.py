@@ -13,7 +13,10 @@ Dispatch order (``pop``)
        one lane holds tickets it is served and the credit stays where it is (credit is not
        banked while a lane is empty; it stays in [0, 1)).
     2. Within the lane: priority (``CRITICAL`` first), then deadline (earliest first, none
-       last), then arrival (FIFO, by the ``seq`` the queue assigns on ``push``).
+       last), then arrival (the ticket's ``arrival``, then the ``seq`` the queue assigns on
+       ``push``: FIFO). A request pushed again (one taken back from an engine's queue,
+       ``admission/controller.PoolAdmission.readmit``) keeps its deadline and arrival, so it
+       goes ahead of those that arrived after it, not behind them.
 
     The lane comes first, as specified: a long ``SHEDDABLE`` ticket can leave before a short
     ``CRITICAL`` one when it is the long lane's turn. Expired tickets are not skipped by
@@ -76,6 +79,7 @@ class Ticket:
     deadline: float | None  # clock time after which the request is worthless
     enqueued_at: float
     payload: object = None  # the caller's, e.g. an asyncio future
+    arrival: float = 0.0  # when the request arrived: ties of priority and deadline go by it
     seq: int = field(default=-1, init=False)  # arrival order, assigned by the queue
 
     def __post_init__(self) -> None:
@@ -85,15 +89,16 @@ class Ticket:
             raise ValueError("deadline must be a number or None, got nan")
 
 
-# (priority, deadline or +inf, seq, ticket): seq is unique, so tickets are never compared.
-_LaneEntry = tuple[int, float, int, Ticket]
+# (priority, deadline or +inf, arrival, seq, ticket): seq is unique, so tickets are never
+# compared.
+_LaneEntry = tuple[int, float, float, int, Ticket]
 # (deadline, seq, ticket)
 _DeadlineEntry = tuple[float, int, Ticket]
 
 
 def _lane_entry(ticket: Ticket) -> _LaneEntry:
     deadline = math.inf if ticket.deadline is None else ticket.deadline
-    return (int(ticket.priority), deadline, ticket.seq, ticket)
+    return (int(ticket.priority), deadline, ticket.arrival, ticket.seq, ticket)
 
 
 class AdmissionQueue:
@@ -156,8 +161,8 @@ class AdmissionQueue:
         heap = self._heaps[lane]
         while heap:
             entry = heapq.heappop(heap)
-            ticket = entry[3]
-            if self._is_current(ticket, entry[2]):
+            ticket = entry[4]
+            if self._is_current(ticket, entry[3]):
                 self._forget(ticket)
                 self._maybe_compact()  # its deadline entry is dead now
                 return ticket
@@ -211,7 +216,7 @@ class AdmissionQueue:
     def ordered(self) -> list[Ticket]:
         """Every waiting ticket in the order ``pop`` would return them (nothing changes)."""
         lanes = {
-            lane: sorted(e for e in heap if self._is_current(e[3], e[2]))
+            lane: sorted(e for e in heap if self._is_current(e[4], e[3]))
             for lane, heap in self._heaps.items()
         }
         out: list[Ticket] = []
@@ -224,7 +229,7 @@ class AdmissionQueue:
                 credit = max(0.0, credit - 1.0) if lane is Lane.LONG else credit
             else:
                 lane = Lane.SHORT if left[Lane.SHORT] else Lane.LONG
-            out.append(lanes[lane][cursor[lane]][3])
+            out.append(lanes[lane][cursor[lane]][4])
             cursor[lane] += 1
         return out
 
@@ -277,7 +282,7 @@ class AdmissionQueue:
         if entries <= _COMPACT_FACTOR * 2 * len(self._live) + _COMPACT_SLACK:
             return
         for heap in self._heaps.values():
-            heap[:] = [entry for entry in heap if self._is_current(entry[3], entry[2])]
+            heap[:] = [entry for entry in heap if self._is_current(entry[4], entry[3])]
             heapq.heapify(heap)
         self._deadlines = [e for e in self._deadlines if self._is_current(e[2], e[1])]
         heapq.heapify(self._deadlines)

@@ -72,9 +72,10 @@ LATE = (2.0, 0.1)  # a first token is late past 2x its calibrated prediction + 0
 
 
 class Movable(Protocol):
-    """A request sent here that has no first token yet, and can still be taken back."""
+    """A request sent here that has no first token yet, and can still be taken back (with
+    how many of ours wait ahead of it in the engine's queue)."""
 
-    def take_back(self) -> None: ...
+    def take_back(self, ahead: int) -> None: ...
 
 
 class HostShare(Protocol):

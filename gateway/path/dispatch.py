@@ -15,8 +15,10 @@ here, so a replica that dies in the middle of it is retried like one that refuse
 the client has seen is ever retried. A stream's attempt is one first-token race
 (``exchange/race.py``): a late first token is hedged on another replica, a stalled replica
 is failed over to another with a free slot, a request an engine queues beyond its batch is
-taken back to another replica (each counted in ``gateway_failovers_total``, as is a retry
-here after a failure before the first token).
+taken back to another replica, or to the gateway's queue (``exchange/readmission.py``: it
+waits for a slot again in its place, then is dispatched again as here, or gets the waiter's
+refusal; it does not spend an attempt). Each is counted in ``gateway_failovers_total``, as
+is a retry here after a failure before the first token.
 
 Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s),
 ``fallback`` and ``recovery`` (hedge, hedge_budget, stall_factor, stall_min_s); policy
@@ -31,18 +33,19 @@ import asyncio
 import math
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import replace
 
 from gateway.admission.permit import Permit
 from gateway.backends.state import BackendRegistry
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext, fits_pool
+from gateway.path.exchange.attempt import Opener, PoolStateOf, RaceOptions, Run
 from gateway.path.exchange.choose import pick_backend
 from gateway.path.exchange.first_token import STALL, Primed, read_first_token
 from gateway.path.exchange.lease import CLIENT_GONE, Lease, Outcome, Phase
 from gateway.path.exchange.race import Race
+from gateway.path.exchange.readmission import BackToQueue, readmitted
 from gateway.path.flow import Flow, Opened, Services
 from gateway.path.report import Reporter
 from gateway.recovery.continuation import (
@@ -53,41 +56,14 @@ from gateway.recovery.continuation import (
     first_token_wait_s,
 )
 from gateway.recovery.counters import RecoveryMetrics
-from gateway.recovery.hedging import Straggler
 from gateway.retry_budget import RetryBudget, RetryBudgetSettings
 from gateway.scheduling.scheduler import RouteFacts, Scheduler
 from gateway.schema import Retry
-from gateway.upstream import UpstreamResponse
 
 # Codes for "no replica to try in this pool": a reason to fall back, not to retry here.
 _NO_REPLICA = frozenset({"no_healthy_backend", "pool_saturated"})
 # The window of a pool's hedge budget (hedges at most ``hedge_budget`` of its requests).
 HEDGE_WINDOW_S = 60.0
-# A pool's state for hedging: (seconds since it was last saturated, anything waiting).
-PoolStateOf = Callable[[str], tuple[float, bool]]
-
-
-@dataclass(slots=True)
-class _Run:
-    """One request's way through the attempts."""
-
-    ctx: RequestContext
-    permit: Permit | None
-    facts: RouteFacts
-    tried: list[str] = field(default_factory=list)
-    last: GatewayError | None = None
-    # Every replica of the current pool was tried: retrying there would only spend budget.
-    exhausted: bool = False
-
-
-class Opener(Protocol):
-    """Sends one attempt's request and waits for the replica's 200 head (``relay.Proxy``)."""
-
-    async def open(self, lease: Lease, body: dict[str, Any] | None = None) -> UpstreamResponse: ...
-
-    async def read_whole(self, lease: Lease, response: UpstreamResponse) -> bytes:
-        """A whole answer's body (a cut one raises a retryable error)."""
-        ...
 
 
 async def dispatch_stage(flow: Flow, services: Services) -> Flow:
@@ -144,7 +120,7 @@ class Dispatcher:
         """The first replica (or pool) that answers 200; ``permit`` is released by the last
         attempt's lease, or here when every attempt failed."""
         self.budget.on_request()
-        run = _Run(ctx, permit, RouteFacts.of(ctx.request, ctx.headers))
+        run = Run(ctx, permit, RouteFacts.of(ctx.request, ctx.headers))
         fallbacks = (ctx.policy.pools[name] for name in plan.pool.settings.fallback)
         endpoint = ctx.request.endpoint
         pools = [
@@ -173,13 +149,17 @@ class Dispatcher:
         self._record_final(run, plan, run.last)
         raise run.last
 
-    async def _in_pool(self, run: _Run, plan: Plan) -> Primed:
+    async def _in_pool(self, run: Run, plan: Plan) -> Primed:
         retry = plan.pool.settings.retry
         run.exhausted = False
         attempt = 1
         while True:
             try:
                 return await self._attempt(run, plan)
+            except BackToQueue as back:  # a slot again, or the waiter's refusal
+                run.tried.remove(back.backend)  # the replica it left may serve it next
+                run.permit = await readmitted(run.permit, self._metrics)
+                continue
             except GatewayError as exc:
                 if (
                     run.exhausted
@@ -193,7 +173,7 @@ class Dispatcher:
             await self._sleep(backoff_s(retry, attempt, self._rng))
             attempt += 1
 
-    def lease(self, run: _Run, plan: Plan) -> Lease:
+    def lease(self, run: Run, plan: Plan) -> Lease:
         """A lease on the replica chosen now among those ``run`` has not tried."""
         choice = pick_backend(
             run.ctx, plan, self._backends, self._scheduler, run.facts, exclude=run.tried
@@ -211,7 +191,7 @@ class Dispatcher:
             prefix_match=choice.prefix_match,
         )
 
-    async def _attempt(self, run: _Run, plan: Plan) -> Primed:
+    async def _attempt(self, run: Run, plan: Plan) -> Primed:
         ctx = run.ctx
         try:
             lease = self.lease(run, plan)
@@ -221,7 +201,7 @@ class Dispatcher:
                 run.exhausted = True
                 raise run.last from None
             raise
-        if len(run.tried) == 1:
+        if len(run.tried) == 1 and not run.taken:
             queued = run.permit.queued_s if run.permit is not None else 0.0
             self._metrics.overhead.observe(overhead_s(self._clock(), ctx, queued))
         if ctx.request.stream:
@@ -241,12 +221,12 @@ class Dispatcher:
             raise
         return Primed(lease, response, held=[body])
 
-    async def _race(self, run: _Run, plan: Plan, lease: Lease) -> Primed:
+    async def _race(self, run: Run, plan: Plan, lease: Lease) -> Primed:
         """A stream's attempt, up to its first token (``exchange/race.py``)."""
         pool = plan.pool
         timeouts = pool.timeouts
         deadline = min(lease.started + timeouts.first_token_s, run.ctx.arrival + timeouts.total_s)
-        options = _RaceOptions(self, run, plan)
+        options = RaceOptions(self, run, plan)
         race = Race(options, pool.settings.recovery, self._clock, self.recovery, pool.name)
         try:
             return await race.run(lease, deadline)
@@ -281,7 +261,7 @@ class Dispatcher:
         if endpoint == "chat":  # replicas that cannot continue are not asked
             replicas = self._backends.in_pool(ctx.policy, plan.pool.name)
             tried.extend(s.name for s in replicas if s.spec.continue_with == NONE)
-        run = _Run(ctx, lease.permit, RouteFacts.of(ctx.request, ctx.headers), tried=tried)
+        run = Run(ctx, lease.permit, RouteFacts.of(ctx.request, ctx.headers), tried=tried)
         try:
             new = self.lease(run, plan)
         except GatewayError:
@@ -319,7 +299,7 @@ class Dispatcher:
             budget = self._hedge_budgets[plan.pool.name] = RetryBudget(settings, self._clock)
         return budget
 
-    def alternative_s(self, run: _Run, plan: Plan, lease: Lease) -> float | None:
+    def alternative_s(self, run: Run, plan: Plan, lease: Lease) -> float | None:
         """The soonest expected first token (the prediction itself, not its upper band)
         among the pool's other routable replicas with a free slot."""
         found = [
@@ -339,7 +319,7 @@ class Dispatcher:
         self._metrics.retry_budget_exhausted.inc()
         return False
 
-    def _record_final(self, run: _Run, plan: Plan, error: GatewayError) -> None:
+    def _record_final(self, run: Run, plan: Plan, error: GatewayError) -> None:
         backend = run.tried[-1] if run.tried else "none"
         # Counted in gateway_requests_total where it is answered (``report.refused``), by
         # the pool and backend named here.
@@ -367,35 +347,3 @@ def overhead_s(now: float, ctx: RequestContext, queued_s: float) -> float:
 
 def _worth_another_replica(exc: BaseException) -> bool:
     return isinstance(exc, GatewayError) and exc.retryable and exc.code not in _NO_REPLICA
-
-
-class _RaceOptions:
-    """What one request's first-token race may do (``race.Options``)."""
-
-    def __init__(self, dispatcher: Dispatcher, run: _Run, plan: Plan) -> None:
-        self._dispatcher = dispatcher
-        self._run = run
-        self._plan = plan
-        dispatcher.hedge_budget(plan).on_request()
-
-    async def open(self, lease: Lease) -> UpstreamResponse:
-        return await self._dispatcher.opener.open(lease)
-
-    def straggler(self, lease: Lease, elapsed_s: float, hedged: bool) -> Straggler:
-        d, run, plan = self._dispatcher, self._run, self._plan
-        late = not hedged and lease.supported and elapsed_s >= lease.upper_s
-        calm, waits = d.pool_state(plan.pool.name) if late else (math.inf, False)
-        alternative = d.alternative_s(run, plan, lease) if late else None
-        return Straggler(
-            elapsed_s, lease.upper_s, lease.supported, hedged, alternative, calm, waits,
-            run.ctx.priority,
-        )  # fmt: skip
-
-    def budget_allows(self) -> bool:
-        return self._dispatcher.hedge_budget(self._plan).try_spend()
-
-    def hedge(self) -> Lease | None:
-        try:
-            return self._dispatcher.lease(self._run, self._plan)
-        except GatewayError:
-            return None

@@ -18,7 +18,8 @@ class RecoveryMetrics:
         self.failovers = Counter(
             "gateway_failovers",
             "Attempts given up before their first token and moved to another replica, by pool "
-            "and reason (stall, error, taken_back)",
+            "and reason (stall, error, taken_back), or taken back to the gateway's queue "
+            "(requeued)",
             ["pool", "reason"],
             registry=registry,
         )

@@ -276,7 +276,7 @@ class Gateway:
         """Cluster admission started: every pool's slots now also need its gate's lease."""
         self.lease_gates = gates
         for name, admission in self.admissions.items():
-            admission.leases = gates(name)
+            admission.pump.leases = gates(name)
 
     def _states(self, pool: str) -> list[BackendState]:
         return self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
@@ -346,8 +346,8 @@ class Gateway:
         if state.batch_limited and state.reports_waiting:
             cap = own_cap(state.inflight, state.host_inflight, state.dispatch_cap)
             excess = to_take_back(state.movable, state.inflight, cap, state.load.waiting)
-            for request in excess:
-                request.take_back()
+            for ahead, request in enumerate(excess):  # in the engine's order
+                request.take_back(ahead)
         admission = self.admissions.get(state.spec.pool)
         if admission is not None and admission.queue:
             admission.dispatch()

@@ -120,3 +120,12 @@ class Recovery(_Strict):
         "continues the text so far (backends' continue_with)",
     )
     max_continuations: int = Field(default=2, ge=0, le=10, description="Per request")
+    max_take_backs: int = Field(
+        default=1,
+        ge=0,
+        le=10,
+        description="Per request: how often a request found queued inside an engine beyond "
+        "its batch may be taken back (to another replica with a free slot, or to the "
+        "gateway's queue when its first token there is predicted past its deadline, or its "
+        "objective in a saturated pool); 0: never",
+    )

@@ -115,6 +115,11 @@ class Lease:
         return self._chars
 
     @property
+    def uncached_tokens(self) -> float:
+        """Its prompt's tokens the replica was expected to compute (prefix cache misses)."""
+        return self._uncached
+
+    @property
     def upper_s(self) -> float:
         """Its replica's calibrated predicted TTFT for it (the upper band), from dispatch."""
         return self._upper

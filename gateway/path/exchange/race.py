@@ -12,13 +12,18 @@ engine's metrics). Then:
   none is left, raises that failure (the dispatch stage tries another replica or answers);
 - ``decide`` says ``HEDGE``: a second attempt goes to another replica (``Options.hedge``:
   picked now, predicted sooner, paid from the pool's hedge budget);
-- ``decide`` says ``FAIL_OVER`` (the primary sent nothing within its stall limit) or the
-  replica asks for it back (a take-back): it is cancelled and the race goes on with the
-  hedge if one is out, else with a new attempt on another replica with a free slot now
-  (``Options.hedge``, not paid from the hedge budget: the cancelled attempt costs nothing
-  more). With neither, it stays where it is (a failover would only move it from one queue
-  to another, or refuse a request that is merely late in a saturated pool) and the race
-  looks again one stall limit later; ``first_token_s`` still bounds it.
+- ``decide`` says ``FAIL_OVER`` (the primary sent nothing within its stall limit): it is
+  cancelled and the race goes on with the hedge if one is out, else with a new attempt on
+  another replica with a free slot now (``Options.hedge``, not paid from the hedge budget:
+  the cancelled attempt costs nothing more). With neither, it stays where it is (a failover
+  would only move it from one queue to another, or refuse a request that is merely late in
+  a saturated pool) and the race looks again one stall limit later; ``first_token_s`` still
+  bounds it;
+- the replica asks for it back (a take-back: it waits in the engine's queue): where it goes
+  is ``Options.asked_back``'s (``recovery/take_back.py``): ``MOVE``, as a failover above;
+  ``QUEUE``, it is cancelled and the race ends with ``BackToQueue`` (the dispatch stage
+  returns the request to the gateway's queue, ``exchange/readmission.py``); ``STAY``, it
+  keeps its place there (asked again at the next read of the engine's metrics).
 
 Every attempt's lease is finished here except the winner's (the relay's from then on). A
 race cancelled from outside (the client left) finishes the primary as the client's request
@@ -41,10 +46,16 @@ from gateway.path.exchange.first_token import (
     read_first_token,
 )
 from gateway.path.exchange.lease import CLIENT_GONE, Lease, Outcome, Phase
+from gateway.path.exchange.readmission import BackToQueue
 from gateway.recovery.counters import RecoveryMetrics
 from gateway.recovery.hedging import Move, Straggler, decide, next_look, stall_limit_s
+from gateway.recovery.take_back import Where
 from gateway.schema import Recovery
 from gateway.upstream import UpstreamResponse
+
+# The failover reason of an attempt taken back to the gateway's queue (``taken_back``: to
+# another replica).
+REQUEUED = "requeued"
 
 
 class Options(Protocol):
@@ -66,6 +77,11 @@ class Options(Protocol):
         """A lease on another replica with room now, or None."""
         ...
 
+    def asked_back(self, lease: Lease, ahead: int, hedge_out: bool, now: float) -> Where:
+        """Where ``lease``'s attempt, asked back by its replica, goes (counted unless it
+        stays)."""
+        ...
+
 
 class _Attempt:
     """One attempt of the race, and its standing in the replica's ``movable`` list."""
@@ -80,8 +96,8 @@ class _Attempt:
         self.task.add_done_callback(_retrieved)
         lease.backend.movable.append(self)
 
-    def take_back(self) -> None:
-        self.race.asked_back(self)
+    def take_back(self, ahead: int) -> None:
+        self.race.asked_back(self, ahead)
 
     def leave(self) -> None:
         movable = self.lease.backend.movable
@@ -105,7 +121,7 @@ class Race:
         self._pool = pool
         self._live: list[_Attempt] = []
         self._wake = asyncio.Event()
-        self._asked: list[_Attempt] = []
+        self._asked: list[tuple[_Attempt, int]] = []
         self._hedged = False
         self._again = -math.inf  # a stalled attempt with nowhere to go: when to look again
 
@@ -113,14 +129,14 @@ class Race:
         response = await self._options.open(lease)
         return await read_first_token(lease, response, self._clock)
 
-    def asked_back(self, attempt: _Attempt) -> None:
-        if attempt in self._live and attempt not in self._asked:
-            self._asked.append(attempt)
+    def asked_back(self, attempt: _Attempt, ahead: int) -> None:
+        if attempt in self._live and all(attempt is not a for a, _ in self._asked):
+            self._asked.append((attempt, ahead))
             self._wake.set()
 
     async def run(self, first: Lease, deadline: float) -> Primed:
-        """The winner; raises the last failure, a stall, or ``TimeoutError`` at ``deadline``
-        (the clock's; every attempt finished then)."""
+        """The winner; raises the last failure, a stall, ``TimeoutError`` at ``deadline``
+        (the clock's; every attempt finished then), or ``BackToQueue``."""
         self._live.append(_Attempt(first, self))
         try:
             return await self._run(deadline)
@@ -209,9 +225,18 @@ class Race:
 
     def _take_back(self) -> None:
         asked, self._asked = self._asked, []
-        for attempt in asked:
-            if attempt in self._live:
-                self._move(attempt, TAKEN_BACK)  # or, with nowhere better now, it stays
+        for attempt, ahead in asked:
+            if attempt not in self._live:
+                continue
+            hedge_out = len(self._live) > 1
+            where = self._options.asked_back(attempt.lease, ahead, hedge_out, self._clock())
+            if where is Where.MOVE:
+                self._move(attempt, TAKEN_BACK)  # False: the free slot went meanwhile
+            elif where is Where.QUEUE:  # alone: nothing else is out
+                self._live.remove(attempt)
+                self._metrics.failovers.labels(self._pool, REQUEUED).inc()
+                self._drop(attempt, Outcome(CLIENT_GONE, error_kind=TAKEN_BACK, retried=True))
+                raise BackToQueue(attempt.lease.backend.name)
 
     def _move(self, attempt: _Attempt, reason: str) -> bool:
         """Give up ``attempt`` for the others, or for a new attempt on another replica with

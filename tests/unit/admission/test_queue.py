@@ -24,8 +24,9 @@ def ticket(
     deadline: float | None = None,
     cost: float = 1.0,
     at: float = 0.0,
+    arrival: float = 0.0,
 ) -> Ticket:
-    return Ticket(priority, lane, cost, deadline, at, payload=name)
+    return Ticket(priority, lane, cost, deadline, at, payload=name, arrival=arrival)
 
 
 def drain(queue: AdmissionQueue) -> list[object]:
@@ -198,6 +199,33 @@ def test_pushing_a_waiting_ticket_again_is_refused() -> None:
     with pytest.raises(ValueError, match="already waiting"):
         queue.push(t)
     assert len(queue) == 1
+
+
+# (name, priority, deadline, arrival) pushed in this order -> pop order
+AGAIN: dict[str, tuple[list[tuple[str, Priority, float | None, float]], str]] = {
+    # A request taken back from an engine is pushed again after later arrivals: its arrival
+    # puts it ahead of them (ties of priority and deadline).
+    "taken back, no deadlines": (
+        [("b", S, None, 2.0), ("c", S, None, 3.0), ("a", S, None, 1.0)],
+        "abc",
+    ),
+    "taken back, equal deadlines": ([("b", S, 9.0, 2.0), ("a", S, 9.0, 1.0)], "ab"),
+    # Its deadline (from its original arrival) still comes first; then priority before all.
+    "an earlier deadline first": ([("b", S, 5.0, 2.0), ("a", S, 9.0, 1.0)], "ba"),
+    "priority first": ([("b", C, None, 2.0), ("a", S, None, 1.0)], "ba"),
+    "same arrival: push order": ([("a", S, None, 1.0), ("b", S, None, 1.0)], "ab"),
+}
+
+
+@pytest.mark.parametrize(("pushed", "expected"), AGAIN.values(), ids=AGAIN.keys())
+def test_ties_go_by_arrival_then_push_order(
+    pushed: list[tuple[str, Priority, float | None, float]], expected: str
+) -> None:
+    queue = AdmissionQueue()
+    for name, priority, deadline, arrival in pushed:
+        queue.push(ticket(name, priority, deadline=deadline, arrival=arrival))
+    assert [t.payload for t in queue.ordered()] == list(expected)
+    assert "".join(str(name) for name in drain(queue)) == expected
 
 
 def test_a_removed_ticket_pushed_again_goes_to_the_back() -> None:
@@ -396,7 +424,12 @@ class Model:
         candidates = [t for t in self.waiting if t.lane is lane]
         best = min(
             candidates,
-            key=lambda t: (t.priority, math.inf if t.deadline is None else t.deadline, t.seq),
+            key=lambda t: (
+                t.priority,
+                math.inf if t.deadline is None else t.deadline,
+                t.arrival,
+                t.seq,
+            ),
         )
         self.waiting.remove(best)
         return best

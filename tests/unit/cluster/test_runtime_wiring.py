@@ -25,13 +25,13 @@ def test_gates_reach_current_and_rebuilt_admissions() -> None:
         metrics=GatewayMetrics(CollectorRegistry()),
         clock=lambda: 0.0,
     )
-    assert gateway.admissions["small"].leases is None  # cluster admission not started
+    assert gateway.admissions["small"].pump.leases is None  # cluster admission not started
     gates = Gates()
     gateway.attach_lease_gates(gates)  # type: ignore[arg-type]
-    assert gateway.admissions["small"].leases == "gate:small"
+    assert gateway.admissions["small"].pump.leases == "gate:small"
     changed = MINIMAL_POLICY + "pools:\n  small: {admission: {max_queue: 7}}\n"
     gateway.holder.swap(policy(changed))
     rebuilt = gateway.admissions["small"]
     assert rebuilt.settings.max_queue == 7
-    assert rebuilt.leases == "gate:small"
+    assert rebuilt.pump.leases == "gate:small"
     assert gates.asked == ["small", "small"]

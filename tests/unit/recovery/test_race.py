@@ -16,8 +16,10 @@ from gateway.errors import BadGateway, ServiceUnavailable
 from gateway.path.exchange.first_token import Primed
 from gateway.path.exchange.lease import CLIENT_GONE, Outcome
 from gateway.path.exchange.race import Race
+from gateway.path.exchange.readmission import BackToQueue
 from gateway.recovery.counters import RecoveryMetrics
 from gateway.recovery.hedging import Straggler
+from gateway.recovery.take_back import Where
 from gateway.schema import Recovery
 
 UPPER = 0.5  # every replica's predicted band: the stall limit is 4 x 0.5 = 2 s
@@ -53,11 +55,14 @@ class Clock:
 
 
 class Options:
-    """Hedges go to the leases in ``spare``; the budget allows ``budget`` hedges."""
+    """Hedges go to the leases in ``spare``; the budget allows ``budget`` hedges; an attempt
+    asked back with nowhere better goes where ``back`` says."""
 
-    def __init__(self, spare: list[FakeLease], budget: int = 1) -> None:
+    def __init__(self, spare: list[FakeLease], budget: int = 1, back: Where = Where.STAY) -> None:
         self.spare = spare
         self.budget = budget
+        self.back = back
+        self.asked: list[tuple[str, int, bool]] = []
 
     def straggler(self, lease: Any, elapsed_s: float, hedged: bool) -> Straggler:
         alternative = 0.1 if self.spare else None
@@ -70,6 +75,10 @@ class Options:
 
     def hedge(self) -> Any:
         return self.spare.pop(0) if self.spare else None
+
+    def asked_back(self, lease: Any, ahead: int, hedge_out: bool, now: float) -> Where:
+        self.asked.append((lease.name, ahead, hedge_out))
+        return Where.MOVE if hedge_out or self.spare else self.back
 
     async def open(self, lease: Any) -> Any:
         raise AssertionError("the test's race reaches first tokens itself")
@@ -210,7 +219,7 @@ async def test_a_request_taken_back_moves_to_a_free_replica() -> None:
     race = HandRace(Options([b], budget=0), clock)
     run = asyncio.ensure_future(race.run(a, deadline=60.0))  # type: ignore[arg-type]
     await _turn()
-    a.backend.movable[0].take_back()
+    a.backend.movable[0].take_back(0)
     await _turn()
     assert a.backend.movable == []
     assert len(b.backend.movable) == 1
@@ -218,6 +227,42 @@ async def test_a_request_taken_back_moves_to_a_free_replica() -> None:
     assert await run is primed
     assert [(o.error_kind, o.retried) for o in a.finished] == [("taken_back", True)]
     assert race.count("failovers", reason="taken_back") == 1
+
+
+async def test_a_request_taken_back_with_nowhere_better_goes_back_to_the_queue() -> None:
+    a, clock = FakeLease("a"), Clock()
+    options = Options([], budget=0, back=Where.QUEUE)
+    race = HandRace(options, clock)
+    run = asyncio.ensure_future(race.run(a, deadline=60.0))  # type: ignore[arg-type]
+    await _turn()
+    a.backend.movable[0].take_back(2)
+    with pytest.raises(BackToQueue) as back:
+        await run
+    assert back.value.backend == "a"
+    assert options.asked == [("a", 2, False)]
+    assert a.backend.movable == []
+    assert [(o.status, o.error_kind, o.retried) for o in a.finished] == [
+        (CLIENT_GONE, "taken_back", True)  # cancelled there; its permit is not released
+    ]
+    assert race.count("failovers", reason="requeued") == 1
+    assert race.count("failovers", reason="taken_back") == 0
+
+
+async def test_a_request_taken_back_that_stays_keeps_its_place() -> None:
+    a, clock = FakeLease("a"), Clock()
+    options = Options([], budget=0, back=Where.STAY)
+    race = HandRace(options, clock)
+    run = asyncio.ensure_future(race.run(a, deadline=60.0))  # type: ignore[arg-type]
+    await _turn()
+    a.backend.movable[0].take_back(0)
+    a.backend.movable[0].take_back(0)  # asked twice before it looks: one question
+    await _turn()
+    assert options.asked == [("a", 0, False)]
+    assert len(a.backend.movable) == 1
+    primed = race.resolve(a)
+    assert await run is primed
+    assert a.finished == []
+    assert race.count("failovers", reason="requeued") == 0
 
 
 async def test_a_client_that_leaves_ends_every_attempt() -> None:
@@ -241,7 +286,7 @@ async def test_past_the_deadline_every_attempt_ends() -> None:
     run = asyncio.ensure_future(race.run(a, deadline=1.5))  # type: ignore[arg-type]
     await _turn()
     clock.now = 1.6
-    a.backend.movable[0].take_back()
+    a.backend.movable[0].take_back(0)
     with pytest.raises(TimeoutError):
         await run
     assert [(o.status, o.error_kind) for o in a.finished] == [(504, "upstream_timeout")]
