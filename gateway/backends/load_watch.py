@@ -118,7 +118,10 @@ def fold_load(state: BackendState, load: Load, now: float, fresh_s: float = 2.0)
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
-    state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, state.host_inflight
+    # Its own in the read: what it has in flight there, and what it dropped just before (a
+    # hedge's loser, a request taken back) that the engine may not have let go of yet.
+    own = state.host_inflight + state.dropped_lately(now)
+    state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, own
     if state.others > 0:
         state.others_at = now
     learn_batch(state, load, now)

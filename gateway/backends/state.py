@@ -50,7 +50,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -59,7 +60,7 @@ from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreak
 from gateway.backends.scrape import Load, scrapes
 from gateway.backends.token_count import TokenCount
 from gateway.backends.ttft import TtftFeatures, TtftModel
-from gateway.policy.compile import BackendSpec, CompiledPolicy
+from gateway.policy.compile import BackendSpec
 
 BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
 PROBE_MIN = 8  # in flight on a replica whose metrics showed no limit yet, at least
@@ -68,6 +69,9 @@ PROBE_WAIT_S = 1.0  # while it shows room: the most a probe's excess may wait in
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 HOLD_ALPHA = 0.1  # weight of one request in the mean time a request holds a slot there
 SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of it
+# A request this gateway dropped (closed before the engine ended it) may still show in the
+# engine's metrics this long after: its abort takes the engine a step, its gauges a report.
+ABORT_SHOWS_S = 1.0
 LATE = (2.0, 0.1)  # a first token is late past 2x its calibrated prediction + 0.1 s
 
 
@@ -139,6 +143,9 @@ class BackendState:
     # Prompt tokens it counts per character sent, learned from its ``usage`` (token_count.py).
     token_count: TokenCount = field(default_factory=TokenCount)
     host: HostShare | None = None  # the host's other workers, with ``serve --workers``
+    # When this gateway last dropped requests there (``done(aborted=True)``), oldest first,
+    # none older than ``ABORT_SHOWS_S``: still counted as its own in a read (``others``).
+    aborts: deque[float] = field(default_factory=deque)
 
     def sent(self, uncached_tokens: float) -> None:
         """A request was sent here; it waits for its first token."""
@@ -153,9 +160,12 @@ class BackendState:
         self.pending_tokens = max(0.0, self.pending_tokens - uncached_tokens)
         self._publish()
 
-    def done(self, held_s: float | None = None) -> None:
-        """A request sent here ended, after holding its slot ``held_s`` (None: unknown)."""
+    def done(self, held_s: float | None = None, aborted: bool = False) -> None:
+        """A request sent here ended, after holding its slot ``held_s`` (None: unknown);
+        ``aborted``: this gateway dropped it (the engine may show it a moment longer)."""
         self.inflight -= 1
+        if aborted:
+            self.aborts.append(self.clock())
         if held_s is not None and math.isfinite(held_s) and held_s >= 0.0:
             old = self.hold_s
             self.hold_s = held_s if old is None else old + HOLD_ALPHA * (held_s - old)
@@ -192,6 +202,13 @@ class BackendState:
         if self.batch_limited and self.slots_seen > 0:
             return max(0.0, self.host_inflight + self.others - self.slots_seen)
         return self._scraped_queue()
+
+    def dropped_lately(self, now: float) -> int:
+        """Requests this gateway dropped there that the engine may still show at ``now``."""
+        aborts = self.aborts
+        while aborts and now - aborts[0] > ABORT_SHOWS_S:
+            aborts.popleft()
+        return len(aborts)
 
     @property
     def others(self) -> float:
@@ -338,59 +355,3 @@ class BackendState:
     @property
     def has_capacity(self) -> bool:
         return self.host_inflight < self.dispatch_cap
-
-
-class BackendRegistry:
-    """The states of the backends named by the active policy."""
-
-    def __init__(
-        self,
-        clock: Callable[[], float] = time.monotonic,
-        share: Callable[[str], HostShare] | None = None,
-    ) -> None:
-        self._states: dict[str, BackendState] = {}
-        self._clock = clock
-        self._share = share  # the host board's view of a backend, with ``serve --workers``
-
-    def reconcile(self, policy: CompiledPolicy) -> None:
-        fresh: dict[str, BackendState] = {}
-        for spec in policy.backends:
-            settings = BreakerSettings(**policy.pools[spec.pool].settings.breaker.model_dump())
-            old = self._states.get(spec.name)
-            if old is not None and old.spec.url == spec.url:
-                old.spec = spec
-                if old.breaker.settings != settings:
-                    old.breaker = CircuitBreaker(settings, self._clock)
-                fresh[spec.name] = old
-            else:
-                # A discovered replica gets traffic once a probe passed; a listed one at once.
-                health = Health.UNHEALTHY if spec.discovered else Health.UNKNOWN
-                # Keyed by name and URL, as the state is: a new URL is a new backend.
-                share = self._share(f"{spec.name} {spec.url}") if self._share else None
-                fresh[spec.name] = BackendState(
-                    spec,
-                    health=health,
-                    breaker=CircuitBreaker(settings, self._clock),
-                    clock=self._clock,
-                    host=share,
-                )
-        self._states = fresh
-
-    def now(self) -> float:
-        return self._clock()
-
-    def get(self, name: str) -> BackendState | None:
-        return self._states.get(name)
-
-    def all(self) -> Iterable[BackendState]:
-        return tuple(self._states.values())
-
-    def in_pool(self, policy: CompiledPolicy, pool: str) -> list[BackendState]:
-        return [
-            state
-            for spec in policy.pools[pool].backends
-            if (state := self._states.get(spec.name)) is not None
-        ]
-
-    def pool_ready(self, policy: CompiledPolicy) -> Mapping[str, bool]:
-        return {pool: any(s.ready for s in self.in_pool(policy, pool)) for pool in policy.pools}

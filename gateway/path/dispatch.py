@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from gateway.admission.permit import Permit
-from gateway.backends.state import BackendRegistry
+from gateway.backends.registry import BackendRegistry
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext, fits_pool

@@ -25,7 +25,8 @@ from gateway.admission.fleet import FleetView
 from gateway.admission.host_slots import ALONE, HostSlots
 from gateway.admission.lease_gate import LeaseGate
 from gateway.backends.discovery import Discovery
-from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.backends.registry import BackendRegistry
+from gateway.backends.state import BackendState, Health
 from gateway.cache.live_cache import CacheHolder
 from gateway.classify.vector_use import VectorUse
 from gateway.dashboard.history import History

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from gateway.backends.state import BackendRegistry, BackendState
+from gateway.backends.registry import BackendRegistry
+from gateway.backends.state import BackendState
 from gateway.classify import estimate_tokens
 from gateway.openai.parse import parse_request
 from gateway.path.context import RequestContext

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from gateway.admission.retry_after import retry_after_s
-from gateway.backends.state import BackendRegistry, BackendState
+from gateway.backends.registry import BackendRegistry
+from gateway.backends.state import BackendState
 from gateway.errors import ServiceUnavailable
 from gateway.path.context import Plan, RequestContext
 from gateway.scheduling.picker import NoBackend

@@ -25,6 +25,9 @@ from gateway.path.report import Reporter, request_fields
 
 # nginx's code for "client closed request": recorded in metrics, never sent.
 CLIENT_GONE = 499
+# Kinds of end where the gateway closed the exchange before the engine ended it (the stall
+# is ``first_token.STALL``), as it does for ``CLIENT_GONE``.
+_GAVE_UP = frozenset({"upstream_stall", "upstream_timeout", "total_timeout"})
 
 # Failures that say something about the backend (a 4xx, a 429 or a client leaving do not).
 _BACKEND_FAULTS = frozenset(
@@ -157,7 +160,8 @@ class Lease:
         self._done = True
         if self._pending:
             self._not_pending()
-        self.backend.done(self._clock() - self._started)
+        dropped = outcome.status == CLIENT_GONE or outcome.error_kind in _GAVE_UP
+        self.backend.done(self._clock() - self._started, aborted=dropped)
         self._metrics.inflight.labels(self.plan.pool.name).dec()
         self._judge(outcome)
         if outcome.input_tokens is not None and outcome.status == 200:

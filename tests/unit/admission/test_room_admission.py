@@ -15,8 +15,9 @@ from gateway.admission.fleet import FleetView
 from gateway.admission.queue import Lane, Priority
 from gateway.admission.rules import DEADLINE
 from gateway.backends.load_watch import fold_load
+from gateway.backends.registry import BackendRegistry
 from gateway.backends.scrape import Load
-from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.backends.state import BackendState, Health
 from gateway.backends.ttft import TtftFeatures
 from tests.unit.admission.pools import Clock, pool_admission
 from tests.unit.gateway.helpers import policy

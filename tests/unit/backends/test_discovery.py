@@ -9,7 +9,8 @@ import asyncio
 import pytest
 
 from gateway.backends.discovery import Discovery, NoAddress, SlotTable
-from gateway.backends.state import BackendRegistry, Health
+from gateway.backends.registry import BackendRegistry
+from gateway.backends.state import Health
 from gateway.policy import load_policy_text
 from gateway.policy.compile import CompiledPolicy, compile_policy
 from gateway.policy.discovered import Found

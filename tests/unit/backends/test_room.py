@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from gateway.backends.load_watch import fold_load
+from gateway.backends.registry import BackendRegistry
 from gateway.backends.scrape import Load
-from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.backends.state import BackendState, Health
 from gateway.backends.ttft import TtftFeatures
 from tests.unit.gateway.helpers import policy
 

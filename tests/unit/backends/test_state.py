@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.backends.registry import BackendRegistry
 from gateway.backends.scrape import Load
-from gateway.backends.state import BackendRegistry, BackendState, Health
+from gateway.backends.state import BackendState, Health
 from gateway.policy.compile import UNBOUNDED, CompiledPolicy
 from tests.unit.gateway.helpers import policy
 
@@ -402,3 +403,31 @@ def test_a_shared_batch_is_halved_while_others_were_seen_recently() -> None:
     assert (state.others, state.shared, state.dispatch_cap) == (0.0, True, 2)
     state.others_at = now - SHARE_MEMORY_S - 1.0  # none seen for longer: all of it
     assert (state.shared, state.dispatch_cap) == (False, 4)
+
+
+# (seconds between this gateway dropping one of its 3 requests there and a read showing 3
+# running) -> others the read is taken to show
+DROPPED: dict[str, tuple[float, float]] = {
+    "just dropped: the engine has not let go of it yet": (0.2, 0.0),
+    "long dropped: the third is someone else's": (1.5, 1.0),
+}
+
+
+@pytest.mark.parametrize(("after_s", "others"), DROPPED.values(), ids=DROPPED.keys())
+def test_a_request_this_gateway_dropped_is_not_taken_for_anothers(
+    after_s: float, others: float
+) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    now = [10.0]
+    registry = BackendRegistry(clock=lambda: now[0])
+    registry.reconcile(policy(VLLM))
+    state = registry.get("a")
+    assert state is not None
+    for _ in range(3):
+        state.sent(0.0)
+    state.done(aborted=True)  # a hedge's loser, a request taken back
+    now[0] += after_s
+    fold_load(state, Load(running=3), now[0])
+    assert state.others == others
+    assert (state.others_at == now[0]) is (others > 0)

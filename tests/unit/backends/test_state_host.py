@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from gateway.backends.load_watch import fold_load
+from gateway.backends.registry import BackendRegistry
 from gateway.backends.scrape import Load
-from gateway.backends.state import BackendRegistry, BackendState
+from gateway.backends.state import BackendState
 from gateway.host.board import Board
 from gateway.host.shares import BackendShare
 from tests.unit.gateway.helpers import policy

@@ -1,0 +1,68 @@
+"""The states of the backends the active policy names, kept across policy swaps: a backend
+whose name and URL stay keeps its state (in flight, health, learned batch and TTFT model),
+a new or moved one starts fresh (a discovered one unhealthy until its probe passes)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+
+from gateway.backends.breaker import BreakerSettings, CircuitBreaker
+from gateway.backends.state import BackendState, Health, HostShare
+from gateway.policy.compile import CompiledPolicy
+
+
+class BackendRegistry:
+    """The states of the backends named by the active policy."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        share: Callable[[str], HostShare] | None = None,
+    ) -> None:
+        self._states: dict[str, BackendState] = {}
+        self._clock = clock
+        self._share = share  # the host board's view of a backend, with ``serve --workers``
+
+    def reconcile(self, policy: CompiledPolicy) -> None:
+        fresh: dict[str, BackendState] = {}
+        for spec in policy.backends:
+            settings = BreakerSettings(**policy.pools[spec.pool].settings.breaker.model_dump())
+            old = self._states.get(spec.name)
+            if old is not None and old.spec.url == spec.url:
+                old.spec = spec
+                if old.breaker.settings != settings:
+                    old.breaker = CircuitBreaker(settings, self._clock)
+                fresh[spec.name] = old
+            else:
+                # A discovered replica gets traffic once a probe passed; a listed one at once.
+                health = Health.UNHEALTHY if spec.discovered else Health.UNKNOWN
+                # Keyed by name and URL, as the state is: a new URL is a new backend.
+                share = self._share(f"{spec.name} {spec.url}") if self._share else None
+                fresh[spec.name] = BackendState(
+                    spec,
+                    health=health,
+                    breaker=CircuitBreaker(settings, self._clock),
+                    clock=self._clock,
+                    host=share,
+                )
+        self._states = fresh
+
+    def now(self) -> float:
+        return self._clock()
+
+    def get(self, name: str) -> BackendState | None:
+        return self._states.get(name)
+
+    def all(self) -> Iterable[BackendState]:
+        return tuple(self._states.values())
+
+    def in_pool(self, policy: CompiledPolicy, pool: str) -> list[BackendState]:
+        return [
+            state
+            for spec in policy.pools[pool].backends
+            if (state := self._states.get(spec.name)) is not None
+        ]
+
+    def pool_ready(self, policy: CompiledPolicy) -> Mapping[str, bool]:
+        return {pool: any(s.ready for s in self.in_pool(policy, pool)) for pool in policy.pools}
