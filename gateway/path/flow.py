@@ -49,7 +49,8 @@ class Opened:
     lease: Lease
     response: UpstreamResponse
     degraded: bool  # answered by a fallback pool
-    primed: Primed | None = None  # a stream's chunks read up to its first token
+    # What was read already: a stream's chunks up to its first token, a whole answer's body.
+    primed: Primed
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +89,8 @@ class Relay(Protocol):
         response: UpstreamResponse,
         headers: dict[str, str],
         watch: DisconnectWatch,
-        capture: AnswerCapture | None = None,
-        primed: Primed | None = None,
+        capture: AnswerCapture | None,
+        primed: Primed,
         resume: Continuer | None = None,
     ) -> Response: ...
 

@@ -29,7 +29,7 @@ from gateway.openai.disconnect import DisconnectWatch
 from gateway.openai.streaming import EventStreamResponse
 from gateway.path.exchange.events import EventRelay, json_object
 from gateway.path.exchange.first_token import Primed
-from gateway.path.exchange.lease import Lease, Outcome, Phase
+from gateway.path.exchange.lease import Lease, Outcome
 from gateway.path.exchange.splice import Continuer, Splice
 from gateway.path.exchange.stream import StreamRelay
 from gateway.path.flow import Flow, Services
@@ -93,13 +93,14 @@ class Proxy:
         response: UpstreamResponse,
         headers: dict[str, str],
         watch: DisconnectWatch,
-        capture: AnswerCapture | None = None,
-        primed: Primed | None = None,
+        capture: AnswerCapture | None,
+        primed: Primed,
         resume: Continuer | None = None,
     ) -> Response:
         """Relay an opened exchange to the client; from here on the lease is finished here.
         ``capture`` (the response cache's) sees the answer and gets it once it ended well;
-        ``primed``: a stream's chunks read up to its first token, relayed first; ``resume``:
+        ``primed``: what was read already (a stream's chunks up to its first token, relayed
+        first; a whole answer's body); ``resume``:
         how a stream cut short is continued (``exchange/splice.py``)."""
         if lease.ctx.request.stream:
             splice = None
@@ -112,8 +113,7 @@ class Proxy:
                 lease, response, timeouts, self._clock, events, capture, primed, splice
             )
             return EventStreamResponse(source, watch, headers)
-        body = b"".join(primed.held) if primed is not None else None
-        return await self._whole(lease, response, headers, capture, body)
+        return self._whole(lease, response, headers, capture, b"".join(primed.held))
 
     async def read_whole(self, lease: Lease, response: UpstreamResponse) -> bytes:
         """A whole answer's body; cut in the middle, a retryable error (nothing of it has
@@ -167,19 +167,17 @@ class Proxy:
             lease.ctx.policy.redactor,
         )
 
-    async def _whole(
+    def _whole(
         self,
         lease: Lease,
         response: UpstreamResponse,
         headers: dict[str, str],
         capture: AnswerCapture | None,
-        raw: bytes | None,
+        raw: bytes,
     ) -> Response:
+        """The whole answer (read by the dispatch stage, ``read_whole``) as the client's."""
         outcome = Outcome(200)
         try:
-            if raw is None:  # not read by the dispatch stage
-                async with asyncio.timeout(self._remaining(lease, lease.plan.pool.timeouts)):
-                    raw = await response.read()
             data = json_object(lease.ctx.policy.redactor.content(raw))
             if data is None:
                 raise upstream_errors.invalid_response(lease.backend.name, "body is not JSON")
@@ -190,15 +188,8 @@ class Proxy:
             if capture is not None:
                 capture.whole(data)
             return Response(orjson.dumps(data), media_type="application/json", headers=headers)
-        except (UpstreamIOError, TimeoutError) as exc:
-            error = upstream_errors.from_exception(exc, lease.backend.name)
-            outcome = Outcome(error.http_status(), error_kind=_kind(error))
-            raise error from None
         except GatewayError as exc:
             outcome = Outcome(exc.http_status(), error_kind=_kind(exc))
-            raise
-        except asyncio.CancelledError:
-            outcome = Outcome.client_gone(Phase.NON_STREAMING)
             raise
         finally:
             response.close()

@@ -6,8 +6,8 @@ answer to a sampled semantic hit (``backend_answer``, for ``cache/verification``
 An internal request is a sheddable, non-streaming chat request: it passes the pool's
 admission (so it never pushes a busy pool over its limit and is the first to be shed), then
 the dispatcher (replica choice, retries, fallback, breaker, lease accounting), and its answer
-is read whole (``read_whole``, which the sampled verification of cache hits shares). Its
-public model name is ``INTERNAL_MODEL``, which is how its requests show in
+is read whole by the dispatch stage (``whole_body`` takes it, as the sampled verification
+of cache hits does). Its public model name is ``INTERNAL_MODEL``, which is how its requests show in
 ``gateway_requests_total``.
 
 Sampled verification: ``cache/verification/sampling.py`` draws a share of semantic hits
@@ -24,7 +24,6 @@ pool's). Its backend calls show in ``gateway_requests_total`` with ``cache="veri
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -45,13 +44,12 @@ from gateway.path.compress import compress_request
 from gateway.path.context import Plan, RequestContext
 from gateway.path.dispatch import Dispatcher
 from gateway.path.exchange.events import json_object
-from gateway.path.exchange.lease import Outcome, Phase
+from gateway.path.exchange.lease import Outcome
 from gateway.path.flow import Opened
 from gateway.path.plan import plan_pool
 from gateway.policy.compile import CompiledPolicy
 from gateway.rewrite.summaries import SummaryService
 from gateway.tracing.marks import StageMarks
-from gateway.upstream import UpstreamIOError
 
 
 class LivePath(Protocol):
@@ -112,7 +110,7 @@ class InternalCompletion:
         # Measured from here: the gateway's overhead histogram should not see the queue wait.
         ctx = replace(ctx, arrival=gateway.clock())
         opened = await open_with(gateway, ctx, Plan(pool, "internal"), permit)
-        return _message_text(await read_whole(opened, gateway.clock))
+        return _message_text(whole_body(opened, gateway.clock))
 
 
 async def open_with(gateway: LivePath, ctx: RequestContext, plan: Plan, permit: Permit) -> Opened:
@@ -132,30 +130,12 @@ async def open_with(gateway: LivePath, ctx: RequestContext, plan: Plan, permit: 
         raise
 
 
-async def read_whole(opened: Opened, clock: Callable[[], float]) -> bytes:
-    """The whole body of an opened non-streaming exchange (read by the dispatch stage, or
-    here within what is left of the pool's ``total_s``); the lease is finished here, however
-    the read ends."""
-    lease = opened.lease
-    outcome = Outcome.client_gone(Phase.NON_STREAMING)  # unless read or failed below
-    left = lease.plan.pool.timeouts.total_s - (clock() - lease.ctx.arrival)
-    try:
-        if opened.primed is not None:
-            raw = b"".join(opened.primed.held)[:_MAX_ANSWER]
-        else:
-            async with asyncio.timeout(max(0.0, left)):
-                raw = await opened.response.read(_MAX_ANSWER)
-        outcome = Outcome(200, first_token_at=clock())
-    except UpstreamIOError as exc:
-        outcome = Outcome(502, error_kind="upstream_protocol")
-        raise InternalError(f"internal request failed: {exc}") from None
-    except TimeoutError:
-        outcome = Outcome(504, error_kind="total_timeout")
-        raise InternalError("internal request: no whole answer in time") from None
-    finally:
-        opened.response.close()
-        lease.finish(outcome)
-    return raw
+def whole_body(opened: Opened, clock: Callable[[], float]) -> bytes:
+    """The body of an opened non-streaming exchange (the dispatch stage read it whole);
+    the lease is finished here."""
+    opened.response.close()
+    opened.lease.finish(Outcome(200, first_token_at=clock()))
+    return b"".join(opened.primed.held)[:_MAX_ANSWER]
 
 
 def _message_text(raw: bytes) -> str:
@@ -210,7 +190,7 @@ async def _ask(gateway: LivePath, ctx: RequestContext) -> dict[str, Any]:
         raise NoAnswer("skipped", f"pool {plan.pool.name!r} is shedding")
     permit = await admission.acquire(wanted, decision)
     opened = await open_with(gateway, ctx, plan, permit)
-    raw = await read_whole(opened, gateway.clock)
+    raw = whole_body(opened, gateway.clock)
     if opened.degraded:
         raise NoAnswer("failed", "answered by a fallback pool")
     answer = json_object(ctx.policy.redactor.content(raw))

@@ -33,13 +33,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from loadtests.kit.cli_words import chosen, load_average
+from loadtests.kit.cli_words import chosen, load_average, sized
 from loadtests.loadgen.workload import load_workload
 from loadtests.peers.fleets import front_for, rename_model, shift_fleet, write_fleet
 from loadtests.peers.install import Binaries, ensure_all, versions
@@ -140,12 +140,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _resolve(args: argparse.Namespace) -> Sizes:
-    base = QUICK if args.quick else FULL
-    given = {f.name: getattr(args, f.name, None) for f in fields(Sizes)}
-    return Sizes(**{k: v if v is not None else getattr(base, k) for k, v in given.items()})
-
-
 def _fleet(args: argparse.Namespace) -> tuple[FleetConfig, dict[str, Any]]:
     fleet = shift_fleet(load_fleet(args.fleet), args.fleet_port_offset)
     if args.speed is not None:
@@ -200,7 +194,7 @@ def _announce(program: Program, targets: list[str], sizes: Sizes) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.out = args.out.resolve()  # peers' configs name files they open from elsewhere
-    sizes = _resolve(args)
+    sizes = sized(args, QUICK, FULL)
     targets = chosen(args.targets, TARGETS, "targets")
     fleet, policy = _fleet(args)
     workload = load_workload(args.workload)

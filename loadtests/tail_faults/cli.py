@@ -23,11 +23,10 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from loadtests.kit.cli_words import chosen, load_average
+from loadtests.kit.cli_words import chosen, load_average, sized
 from loadtests.kit.ports import free_ports
 from loadtests.peers.fleets import front_for, write_fleet
 from loadtests.peers.install import Binaries, ensure_all, versions
@@ -42,7 +41,7 @@ from loadtests.tail_faults.checks import all_checks
 from loadtests.tail_faults.figures import expected_text, run_figures
 from loadtests.tail_faults.report import write
 from loadtests.tail_faults.run import run_target
-from loadtests.tail_faults.scenarios import FULL, QUICK, SCENARIOS, Scenario, Sizes
+from loadtests.tail_faults.scenarios import FULL, QUICK, SCENARIOS, Scenario
 from loadtests.tail_faults.targets import (
     DEFAULT_TARGETS,
     PEERS,
@@ -92,12 +91,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--startup-timeout", type=float, default=120.0)
     p.add_argument("--plan-only", action="store_true", help="print the plan and stop")
     return p
-
-
-def _resolve(args: argparse.Namespace) -> Sizes:
-    base = QUICK if args.quick else FULL
-    given = {f.name: getattr(args, f.name, None) for f in fields(Sizes)}
-    return Sizes(**{k: v if v is not None else getattr(base, k) for k, v in given.items()})
 
 
 def _free_ports(args: argparse.Namespace) -> None:
@@ -172,7 +165,7 @@ def _progress(sc: Scenario, name: str, row: dict[str, Any]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.out = args.out.resolve()
-    sizes = _resolve(args)
+    sizes = sized(args, QUICK, FULL)
     _free_ports(args)
     names = chosen(args.scenarios, SCENARIOS, "scenarios")
     asked = args.targets or ",".join(QUICK_TARGETS if args.quick else DEFAULT_TARGETS)

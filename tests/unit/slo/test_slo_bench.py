@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from gateway.policy.loader import load_policy_text
+from loadtests.kit.cli_words import sized
 from loadtests.peers.fleets import front_for, rename_model, shift_fleet
 from loadtests.peers.install import Binaries
 from loadtests.peers.load_suite import Bench
@@ -23,7 +24,7 @@ from loadtests.slo.bench import (
     own_ports,
     peer_setup,
 )
-from loadtests.slo.cli import _parser, _resolve
+from loadtests.slo.cli import _parser
 from loadtests.slo.program import FULL, QUICK
 from loadtests.slo.ramps import SLOTS8, ramp
 from loadtests.slo.refuser import BODY, refuser_conf
@@ -84,7 +85,7 @@ def test_nginx_cap_is_the_peer_setup() -> None:
 def test_explicit_flags_win_over_the_mode(
     argv: list[str], bursty_s: float, cold: int, timeout: float
 ) -> None:
-    sizes = _resolve(_parser().parse_args(argv))
+    sizes = sized(_parser().parse_args(argv), QUICK, FULL)
     assert (sizes.bursty_s, sizes.cold_requests, sizes.client_timeout_s) == (bursty_s, cold,
                                                                              timeout)  # fmt: skip
 
