@@ -30,6 +30,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 
+from gateway.admission import rules
 from gateway.admission.decision import PROBE, AdmissionRequest, Decision, Prediction
 from gateway.admission.fleet import FleetView
 from gateway.admission.hold import HoldTimes
@@ -45,7 +46,7 @@ from gateway.admission.queue import AdmissionQueue, Lane, Priority, Ticket
 from gateway.admission.refusal import Refused, refusal_error
 from gateway.admission.rules import Times, deadline_of, give_up_at, late_reason, wait_cap
 from gateway.admission.saturation import PoolState, Saturation, Waiting
-from gateway.admission.waiters import Waiter, due, waiter_of
+from gateway.admission.waiters import Waiter, due, missed, wait_for_slot, waiter_of
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import PoolSpec
@@ -102,12 +103,28 @@ class PoolAdmission:
     def state(self) -> PoolState:
         """Nominal, saturated or overloaded, now (``saturation.py``)."""
         queued = len(self.queue) + self.host.queued() if self.fleet.limits_shown() else 0
-        hold = max(self.hold.mean_s, 1e-3)
+        hold = max(self.hold.served_mean_s(self._clock()), 1e-3)
         capacity = self.slots() / hold if self._wait_supported() else 0.0
-        waiting, deadline = Waiting(queued, self.fleet.waiting()), self._default_deadline_s()
+        objective, waiting = self.objective_s(PROBE), Waiting(queued, self.fleet.waiting())
+        deadline = None if objective is None else self._deadline_factor * objective
         now, sat = self._clock(), self.saturation
         others = self.host.rates(now, sat.arrivals.tau_s)
-        return sat.state(now, waiting, self._probe_wait, deadline, capacity, others)
+        return sat.state(now, waiting, self._probe_wait, deadline, capacity, others, self._late)
+
+    def _late(self) -> bool:
+        """Whether the backlog is late, on observed waits only: a new standard request's
+        slot past its objective, or a waiter ``due`` against its objective."""
+        if not self._wait_supported():
+            return False
+        probe, objective = self._probe_wait(), self.objective_s(PROBE)
+        late = probe is not None and objective is not None and probe > objective
+        return late or bool(self._due(saturated=True))
+
+    def _due(self, saturated: bool) -> list[tuple[Ticket, float]]:
+        now, tickets = self._clock(), self.queue.ordered()
+        return due(
+            tickets, self.hold.expected_waits(len(tickets), self.slots(), now), now, saturated
+        )
 
     def publish(self) -> None:
         """Show the host's other workers this pool's queue and rates (``host_slots.py``)."""
@@ -121,10 +138,6 @@ class PoolAdmission:
     def arrived(self) -> None:
         """A request asked this pool (the arrival rate of ``state``)."""
         self.saturation.arrived(self._clock())
-
-    def _default_deadline_s(self) -> float | None:
-        objective = self.objective_s(PROBE)
-        return None if objective is None else self._deadline_factor * objective
 
     def objective_s(self, request: AdmissionRequest) -> float | None:
         if self.objective is None or request.priority is Priority.CRITICAL:
@@ -194,7 +207,7 @@ class PoolAdmission:
         self.dispatch()  # a slot given back by a request readmitted goes to the queue's head
         self.recheck()  # it may stand ahead of others now
         try:
-            await self._wait(granted, ticket)
+            await wait_for_slot(granted, ticket, self._clock, self._gave_up)
         except BaseException:
             self._leave(ticket, granted)
             raise
@@ -219,9 +232,8 @@ class PoolAdmission:
         if held_s is not None:
             self.hold.on_release(held_s)
         if latency_s is not None or dropped:
-            self.limit.on_sample(
-                latency_s=latency_s or 0.0, inflight=self.inflight, dropped=dropped
-            )
+            sample = latency_s or 0.0
+            self.limit.on_sample(latency_s=sample, inflight=self.inflight, dropped=dropped)
         self.dispatch()
         self.recheck()
         self._update_step(self.predict(PROBE).wait_s)
@@ -250,13 +262,12 @@ class PoolAdmission:
         that rests on observations: a guess refuses nobody, ``_wait_supported``)."""
         if not self.queue or not self._wait_supported():
             return
-        now, tickets = self._clock(), self.queue.ordered()
         # Admitted on the calibrated (pessimistic) wait, dropped only when even the expected
         # one is late: it has waited already, and a slot may well come in time.
-        waits = self.hold.expected_waits(len(tickets), self.slots(), now)
-        for ticket, wait in due(tickets, waits, now, self.state().saturated):
+        for ticket, wait in self._due(self.state().saturated):
             # Its whole wait would have been what it waited plus what is still ahead.
-            self.hold.on_wait(now - ticket.enqueued_at + wait, waiter_of(ticket).expected_s)
+            waited = self._clock() - ticket.enqueued_at
+            self.hold.on_wait(waited + wait, waiter_of(ticket).expected_s)
             self._refuse_waiter(ticket, wait)
 
     def slots(self) -> int:
@@ -309,22 +320,11 @@ class PoolAdmission:
             objective, backend = decision.objective_s, decision.prediction.backend_s
         return deadline_of(request, objective, self._deadline_factor, now), backend
 
-    async def _wait(self, granted: asyncio.Future[str | None], ticket: Ticket) -> None:
-        if ticket.deadline is None:
-            await granted
-            return
-        try:
-            async with asyncio.timeout(max(0.0, ticket.deadline - self._clock())):
-                await asyncio.shield(granted)
-        except TimeoutError:
-            if granted.done() and not granted.cancelled():
-                granted.result()  # decided just as time ran out: a slot, or a refusal
-                return
-            waiter = waiter_of(ticket)
-            self.hold.on_wait(self._clock() - ticket.enqueued_at, waiter.expected_s)
-            position = self.queue.ordered().index(ticket)
-            wait = self.hold.wait_s(position, self.slots(), self._clock())
-            raise self._late_refusal(ticket, wait) from None
+    def _gave_up(self, ticket: Ticket) -> GatewayError:
+        """A waiter's refusal at its give-up time, with the wait it still had ahead."""
+        self.hold.on_wait(self._clock() - ticket.enqueued_at, waiter_of(ticket).expected_s)
+        position = self.queue.ordered().index(ticket)
+        return self._late_refusal(ticket, self.hold.wait_s(position, self.slots(), self._clock()))
 
     def _leave(self, ticket: Ticket, granted: asyncio.Future[str | None]) -> None:
         if granted.done() and not granted.cancelled() and granted.exception() is None:
@@ -348,9 +348,13 @@ class PoolAdmission:
         """Give a slot (and its lease) to the next live waiter; False when nobody waits."""
         for late in self.queue.expired(self._clock()):  # past its give-up time: refused
             self._refuse_waiter(late, 0.0)
+        saturated = bool(self.queue) and self.state().saturated  # read before any leaves
         while (ticket := self.queue.pop()) is not None:
             waiter = waiter_of(ticket)
             if waiter.granted.done():
+                continue
+            if saturated and missed(ticket, self._clock()):  # its objective passed: refused
+                waiter.granted.set_exception(self._late_refusal(ticket, 0.0))
                 continue
             self._claim(waiter.prefill)
             waiter.granted.set_result(lease)
@@ -374,17 +378,12 @@ class PoolAdmission:
     def _queue_cap(self, request: AdmissionRequest) -> str | None:
         if self._has_free_slot(self.slots()):
             return None
-        if len(self.queue) + self.host.queued() >= self.settings.max_queue:  # the host's
-            return "queue_full"
-        long_depth = self.queue.depth(lane=Lane.LONG)
-        if request.lane is Lane.LONG and long_depth >= self.settings.max_queue_long:
-            return "long_queue_full"
-        return None
+        queued, long_depth = len(self.queue) + self.host.queued(), self.queue.depth(Lane.LONG)
+        return rules.queue_cap(self.settings, request.lane, queued, long_depth)  # the host's queue
 
     def _update_step(self, wait: float | None) -> None:
         waiting, kv = self.fleet.load()
-        signals = Signals(len(self.queue), wait, waiting, kv)
-        self.step = self.ladder.step(signals, self.step)
+        self.step = self.ladder.step(Signals(len(self.queue), wait, waiting, kv), self.step)
 
     def _refused(
         self,

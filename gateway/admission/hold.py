@@ -117,6 +117,20 @@ class HoldTimes:
         """How long a slot taken now is expected to be held."""
         return sum(self._sorted) / len(self._sorted) if self._sorted else self._prior
 
+    def served_mean_s(self, now: float) -> float:
+        """Mean hold for the pool's service rate (slots over it, ``saturation.py``). While
+        fewer releases are sampled than slots are held, the sample is the holds that ended
+        first, the short ones (quick answers end while long ones hold the other slots), and
+        their plain mean would promise a drain the pool does not have: the time the current
+        holders have held so far is added to the sampled holds, over the sampled releases
+        (the censored-data estimate). Past that, the plain mean."""
+        if not self._sorted:
+            return self._prior
+        total = sum(self._sorted)
+        if len(self._sorted) < len(self._holders):
+            total += sum(max(0.0, now - started) for started in self._holders)
+        return total / len(self._sorted)
+
     @property
     def holders(self) -> int:
         return len(self._holders)

@@ -23,12 +23,24 @@ the overload ladder, when the policy has one, may shed them sooner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from gateway.admission.decision import AdmissionRequest, Prediction
-from gateway.admission.queue import Priority
+from gateway.admission.queue import Lane, Priority
 from gateway.admission.saturation import PoolState
 
 DEADLINE = "deadline_unmeetable"
+
+
+class QueueCaps(Protocol):
+    """The hard caps of a pool's queue (its ``admission`` settings)."""
+
+    @property
+    def max_queue(self) -> int: ...
+    @property
+    def max_queue_long(self) -> int: ...
+
+
 OBJECTIVE = "objective_unmeetable"
 
 
@@ -54,6 +66,16 @@ def deadline_of(
     own = request.deadline
     deadline = default if own is None else own if default is None else min(own, default)
     return Times(arrival, objective_s, deadline)
+
+
+def queue_cap(settings: QueueCaps, lane: Lane, queued: int, long_depth: int) -> str | None:
+    """``queue_full`` with ``max_queue`` waiting (the host's), ``long_queue_full`` for a long
+    prompt with ``max_queue_long`` in the long lane; checked only when no slot is free."""
+    if queued >= settings.max_queue:
+        return "queue_full"
+    if lane is Lane.LONG and long_depth >= settings.max_queue_long:
+        return "long_queue_full"
+    return None
 
 
 def wait_cap(max_wait_s: float | None, request: AdmissionRequest, wait_s: float) -> str | None:

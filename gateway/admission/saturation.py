@@ -17,11 +17,17 @@ Rates: every arrival (a request asking the pool) and every completion (a slot gi
 adds ``1 / tau_s`` to a rate that decays by ``exp(-dt / tau_s)`` on the injected clock, so
 each reads as events per second over about the last ``tau_s``. The drain rate is what the
 pool can complete: the larger of its recent completions and its slots over the mean time a
-slot is held (Little's law; given by the controller), so a burst after a quiet spell is
-not taken for an overload while its first completions are still to come. A pool leaves
+slot is held (Little's law; given by the controller, ``hold.served_mean_s``: it counts
+what the current holders have held so far, or the first quick answers of a burst would
+promise a drain the pool does not have), so a burst after a quiet spell is not taken for an
+overload while its first completions are still to come. A pool leaves
 ``saturated`` when nothing waits any more, or when arrivals fall to ``exit_ratio`` times
-the drain rate or below (hysteresis: a backlog built by a burst is refused against until
-it drains).
+the drain rate or below (hysteresis), unless the backlog itself is late (``backlog_late``,
+the controller's: a waiter's first token, or a new standard request's slot, past its
+objective). Arrivals that stopped do not make a burst's backlog servable in time: a burst's
+first seconds at 2x capacity build a backlog before the rates can tell it from a clump of
+1x, and its waiters are refused against their objective until what is left can be served
+within it.
 
 ``calm_s``: how long since a reading last found the pool saturated (or overloaded). Hedging
 waits until it passes the policy's ``hedge_calm_s`` (``recovery/hedging.py``): under bursts
@@ -169,15 +175,18 @@ class Saturation:
         deadline_s: float | None,
         capacity_per_s: float = 0.0,
         elsewhere: tuple[float, float] = (0.0, 0.0),
+        backlog_late: Callable[[], bool] = lambda: False,
     ) -> PoolState:
         """The state now; ``wait_s``: a standard request's predicted wait for a slot (None:
         not known; asked only of a saturated pool), ``deadline_s``: the pool's default
         deadline for it (None: none), ``capacity_per_s``: slots over the mean hold,
-        ``elsewhere``: the arrival and completion rates of the host's other workers."""
+        ``elsewhere``: the arrival and completion rates of the host's other workers,
+        ``backlog_late``: whether what waits is late (asked only of a saturated pool whose
+        arrivals fell)."""
         arrivals = self.arrivals.read(now) + elsewhere[0]
         drain = max(self.completions.read(now) + elsewhere[1], capacity_per_s)
         if self._saturated:  # leaves once arrivals fall to exit_ratio x drain: no margin
-            faster = arrivals > self._exit * drain
+            faster = arrivals > self._exit * drain or (waiting.any and backlog_late())
         else:
             faster = self.faster(arrivals, drain, self._enter)
         self._saturated = waiting.any and faster

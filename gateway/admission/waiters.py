@@ -6,13 +6,15 @@ predicted TTFT when it joined, and its uncalibrated expected wait (which calibra
 place's expected wait for a slot, a waiter whose expected dispatch is past its give-up time
 (``rules.give_up_at``: its deadline; while the pool is saturated, its objective) is refused;
 it then frees its place, so the waiters behind it move up. Critical waiters are never
-refused here.
+refused here (a waiter ``due`` against its objective also keeps a saturated pool saturated,
+``saturation.py``). ``missed``: a waiter at the head of the queue whose objective passed
+while the pool is saturated is refused, not dispatched late.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.admission.decision import AdmissionRequest
@@ -58,3 +60,31 @@ def due(
                 continue
         position += 1
     return refused
+
+
+def missed(ticket: Ticket, now: float) -> bool:
+    """Its first token, dispatched now, comes past its give-up time while saturated."""
+    waiter = waiter_of(ticket)
+    give_up = give_up_at(waiter.times, waiter.backend_s, saturated=True)
+    return ticket.priority is not Priority.CRITICAL and give_up is not None and now > give_up
+
+
+async def wait_for_slot(
+    granted: asyncio.Future[str | None],
+    ticket: Ticket,
+    clock: Callable[[], float],
+    gave_up: Callable[[Ticket], Exception],
+) -> None:
+    """Wait for the slot (or the refusal) the queue decides; at the ticket's give-up time,
+    raise ``gave_up(ticket)`` instead, unless the decision came just then."""
+    if ticket.deadline is None:
+        await granted
+        return
+    try:
+        async with asyncio.timeout(max(0.0, ticket.deadline - clock())):
+            await asyncio.shield(granted)
+    except TimeoutError:
+        if granted.done() and not granted.cancelled():
+            granted.result()  # decided just as time ran out: a slot, or a refusal
+            return
+        raise gave_up(ticket) from None

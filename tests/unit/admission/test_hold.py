@@ -120,3 +120,29 @@ def test_the_wait_is_calibrated_to_its_90th_percentile(
     hold.start(NOW)
     assert hold.expected_s(0, 1, NOW) == pytest.approx(4.0)  # uncalibrated: the prior
     assert hold.wait_s(0, 1, NOW) == pytest.approx(4.0 * hold.ratio_p90)
+
+
+# (sampled holds, how long each current holder has held its slot) -> the mean hold the
+# pool's service rate is read from: while fewer releases are sampled than slots are held, the
+# sampled holds plus the holders' time so far, over the sampled releases; then the plain mean.
+SERVED: dict[str, tuple[list[float], list[float], float]] = {
+    "nothing released yet: the prior": ([], [3.0, 3.0], 5.0),
+    "no holder: the plain mean": ([1.0, 3.0], [], 2.0),
+    # A burst's first two answers were quick while seven slots are still held for 2 s: the
+    # plain mean (0.75 s) would read 8 slots as 10.7 requests/s.
+    "quick first answers, slots still held": ([0.5, 1.0], [2.0] * 7, 7.75),
+    "as many releases as holders: the plain mean": ([1.0, 3.0], [2.0] * 2, 2.0),
+    "many releases: the plain mean": ([2.0] * 200, [1.0] * 8, 2.0),
+}
+
+
+@pytest.mark.parametrize(("holds", "held", "mean"), SERVED.values(), ids=SERVED.keys())
+def test_the_served_mean_counts_the_holders_time_so_far(
+    holds: list[float], held: list[float], mean: float
+) -> None:
+    hold = HoldTimes(prior_s=5.0)
+    for h in holds:
+        hold.on_release(h)
+    for h in held:
+        hold.start(NOW - h)
+    assert hold.served_mean_s(NOW) == pytest.approx(mean)

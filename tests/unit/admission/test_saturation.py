@@ -139,3 +139,29 @@ def test_calm_counts_from_the_last_saturated_reading_of_a_burst_train() -> None:
     assert saturation.calm_s(20.0) == 0.0
     assert saturation.calm_s(30.0) == 10.0  # the lull's end: 10 s since the burst's last reading
     assert saturation.calm_s(19.0) == 0.0  # a clock read before the last reading: no less than 0
+
+
+# After a burst stops, arrivals fall below the drain; whether the pool stays saturated is the
+# backlog's (the controller's reading: a waiter, or a new request's slot, past its objective).
+BACKLOG = {
+    "the backlog is late": (True, True),
+    "the backlog can be served in time": (False, False),
+}
+
+
+@pytest.mark.parametrize(("late", "stays"), BACKLOG.values(), ids=BACKLOG.keys())
+def test_a_bursts_late_backlog_keeps_the_pool_saturated(late: bool, stays: bool) -> None:
+    saturation = Saturation()
+    _feed(saturation, 10.0, 5.0, 0.0, 3.0)  # a burst at twice the drain
+    assert saturation.state(3.0, QUEUED, _no_wait, None).saturated
+    _feed(saturation, 0.0, 5.0, 3.0, 8.0)  # it stopped: arrivals far below the drain
+    found = saturation.state(8.0, QUEUED, _no_wait, None, backlog_late=lambda: late)
+    assert found.saturated is stays
+    assert not saturation.state(8.0, NOTHING, _no_wait, None, backlog_late=lambda: True).saturated
+
+
+def test_a_late_backlog_alone_does_not_start_saturation() -> None:
+    """Entering takes arrivals past the drain: a clump at 1x leaves a late backlog too."""
+    saturation = Saturation()
+    _feed(saturation, 5.0, 5.0, 0.0, 10.0)
+    assert not saturation.state(10.0, QUEUED, _no_wait, None, backlog_late=lambda: True).saturated

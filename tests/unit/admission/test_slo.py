@@ -422,3 +422,56 @@ async def test_a_refusal_says_what_it_was_decided_on() -> None:
     assert headers["x-gateway-predicted-ttft-ms"] == "2500"
     assert headers["x-gateway-queue-ms"] == "0"
     assert headers["retry-after"] == "3"
+
+
+# (a burst saturates the pool) -> (waiters refused, waiters served): the two waiters' objectives
+# passed while the slot's holder ran long; when it comes back, a saturated pool refuses them
+# rather than serve them late; a nominal one serves the first late (within its deadline)
+LATE_AT_DISPATCH = {"saturated": (True, 2, 0), "nominal": (False, 0, 1)}
+
+
+@pytest.mark.parametrize(
+    ("saturated", "refused", "served"), LATE_AT_DISPATCH.values(), ids=LATE_AT_DISPATCH.keys()
+)
+async def test_a_waiter_whose_objective_passed_in_a_saturated_pool_is_refused_at_dispatch(
+    saturated: bool, refused: int, served: int
+) -> None:
+    clock = Clock(1000.0)
+    pool = _pool(1, clock)
+    await _teach_hold(pool, clock, 0.5)
+    burst = Burst(pool)
+    for _ in range(3):  # the slot, then two waiters expected within their 2 s
+        burst.send(_req(clock))
+    await until(burst.decided)
+    assert (len(burst.granted()), burst.waiting(), len(burst.refused)) == (1, 2, 0)
+    clock.now += 2.5  # the holder runs long: both waiters' objectives pass
+    if saturated:
+        _rush(pool)
+    assert pool.state().saturated is saturated
+    burst.granted()[0].release(latency_s=0.1, dropped=False)
+    await until(burst.decided)
+    late = burst.failed()
+    assert [getattr(e, "code", None) for e in late] == ["objective_unmeetable"] * refused
+    assert len(burst.granted()) == 1 + served
+    burst.cancel()
+
+
+async def test_a_bursts_late_backlog_keeps_the_pool_saturated_after_arrivals_stop() -> None:
+    clock = Clock(1000.0)
+    pool = _pool(1, clock)
+    await _teach_hold(pool, clock, 0.5)
+    _rush(pool)
+    burst = Burst(pool)
+    for _ in range(3):
+        burst.send(_req(clock))
+    await until(burst.decided)
+    assert pool.state().saturated
+    assert burst.waiting() == 2
+    # 5 s on, the burst's arrivals have decayed below the drain; its waiters are past their
+    # objective: the pool stays saturated (it refuses them at the next release, above).
+    clock.now += 5.0
+    assert pool.saturation.arrivals.read(clock.now) < 2.0  # below 1.1x the drain of 2/s
+    assert pool.state().saturated
+    burst.cancel()
+    await until(lambda: not pool.queue)
+    assert not pool.state().saturated  # nothing waits: nominal

@@ -10,7 +10,7 @@ import pytest
 from gateway.admission.decision import AdmissionRequest
 from gateway.admission.queue import Lane, Priority, Ticket
 from gateway.admission.rules import DEADLINE, OBJECTIVE, Times
-from gateway.admission.waiters import Waiter, due
+from gateway.admission.waiters import Waiter, due, missed
 
 
 def _ticket(loop: asyncio.AbstractEventLoop, arrival: float, priority: Priority) -> Ticket:
@@ -66,3 +66,18 @@ def test_a_waiter_says_which_limit_it_missed() -> None:
         assert waiter.missed(now=105.0, wait=1.0) == DEADLINE  # 106.5
     finally:
         loop.close()
+
+
+# (arrival, priority, now) -> whether a waiter dispatched now misses its objective (2 s;
+# its replica's first token 0.5 s after dispatch): a saturated pool refuses it instead
+MISSED = {
+    "its first token still within the objective": (100.0, Priority.STANDARD, 101.4, False),
+    "its objective passes before its first token": (100.0, Priority.STANDARD, 101.6, True),
+    "critical: never": (100.0, Priority.CRITICAL, 110.0, False),
+}
+
+
+@pytest.mark.parametrize(("arrival", "priority", "now", "late"), MISSED.values(), ids=MISSED.keys())
+async def test_missed(arrival: float, priority: Priority, now: float, late: bool) -> None:
+    ticket = _ticket(asyncio.get_running_loop(), arrival, priority)
+    assert missed(ticket, now) is late
