@@ -30,9 +30,12 @@ Reasons: each column group's share of the linearised gain, ``(p_L(1 - p_L) w_L -
 w_S) * x``, summed over the parts used: one per cheap feature, ``words`` for all terms
 together, ``embedding``.
 
-Cost: the window's terms (bounded, ``text_terms.py``), its format (two regex scans), one set
-intersection with the vocabulary, one sum over the rows of the terms found and four 10-term
-dot products; with a vector, two 384-term and two 10-term dot products instead.
+Cost: the window's words (bounded, ``text_terms.py``; the features' split when the caller
+passes it), its format (two regex scans), one dictionary lookup per word and per adjacent
+pair (``map`` over the words and over ``pairwise`` of them: no Python call per word, and
+pairwise reuses its tuple, so nothing is allocated per pair), one sum over the rows found, in
+row order (the same bits whatever the hash seed), and four 10-term dot products; with a
+vector, two 384-term and two 10-term dot products instead.
 ``heuristic_quantiles`` (the heuristic's scores on the training prompts) let the split derive
 a threshold when the policy turns the model off. Files are JSON (``to_json``), gzip-compressed
 or not; term weights are integers in units of ``TERM_UNIT``. The bundled one is
@@ -46,7 +49,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from importlib import resources
-from itertools import pairwise
+from itertools import pairwise, repeat
 from operator import mul
 from pathlib import Path
 from typing import Any
@@ -65,7 +68,8 @@ from gateway.classify.model import (
     rank,
 )
 from gateway.classify.prompt_format import FORMATS, Format, prompt_format
-from gateway.classify.text_terms import term_key, window, window_keys
+from gateway.classify.text_terms import term_key, window
+from gateway.classify.text_terms import words as split_words
 
 Weights = npt.NDArray[np.float64]
 FORMAT = "latency-gateway difficulty model 2"
@@ -205,15 +209,21 @@ class TextModel:
 
     def raw(self, ask: str, features: Features, vector: Vector | None = None) -> float:
         """The raw expected gain that ``score`` ranks (for fitting and evaluation)."""
-        gain, _, _ = self._gain(ask, features.values(), vector)
+        gain, _, _ = self._gain(ask, features.values(), vector, None)
         return gain
 
     def score(
-        self, ask: str, features: Features, threshold: float, vector: Vector | None = None
+        self,
+        ask: str,
+        features: Features,
+        threshold: float,
+        vector: Vector | None = None,
+        ask_words: list[bytes] | None = None,
     ) -> Difficulty:
         """The ranked score of a request asking ``ask`` (with its embedding ``vector`` when
-        the model has an embedding part and the request has one)."""
-        gain, parts, with_embedding = self._gain(ask, features.values(), vector)
+        the model has an embedding part and the request has one). ``ask_words``: the words
+        of ``window(ask)`` (``text_terms.words``) when the caller has them already."""
+        gain, parts, with_embedding = self._gain(ask, features.values(), vector, ask_words)
         points = self.quantiles
         if with_embedding and self.embedding is not None:
             points = self.embedding.quantiles
@@ -223,7 +233,7 @@ class TextModel:
         return Difficulty(ranked, ranked >= threshold, ordered, source=source)
 
     def _gain(
-        self, ask: str, x: tuple[float, ...], vector: Vector | None
+        self, ask: str, x: tuple[float, ...], vector: Vector | None, found: list[bytes] | None
     ) -> tuple[float, dict[str, float], bool]:
         """The raw gain, each column group's share of it (linearised), and whether the
         embedding part gave it."""
@@ -239,10 +249,7 @@ class TextModel:
             return q_large - q_small, parts, True
         text = window(ask)
         kind = prompt_format(text)
-        index = self._index
-        found = window_keys(text) & index.keys()
-        hits = np.fromiter(map(index.__getitem__, found), np.intp, len(found))
-        sums = self._columns[hits].sum(axis=0).tolist()
+        sums = self._term_sums(split_words(text) if found is None else found)
         column = 2 * FORMATS.index(kind)
         terms = [(self._linear[kind], sums[column], sums[column + 1])]
         if self._distilled is not None:
@@ -262,6 +269,16 @@ class TextModel:
         parts.update(zip(FEATURE_NAMES, map(mul, shares, x), strict=True))
         parts["words"] = words
         return gain, parts, False
+
+    def _term_sums(self, found: list[bytes]) -> list[float]:
+        """Each column's sum over the vocabulary terms among the words ``found`` and their
+        adjacent pairs (each term once, however often it occurs)."""
+        get = self._index.get
+        rows = set(map(get, found, repeat(-1)))
+        rows.update(map(get, pairwise(found), repeat(-1)))
+        rows.discard(-1)
+        sums: list[float] = self._columns[sorted(rows)].sum(axis=0).tolist()
+        return sums
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -32,6 +32,15 @@ def window(ask: str, config: FeatureConfig = _DEFAULT) -> str:
     return ask[:head] + "\n" + ask[len(ask) - tail :]
 
 
+def same_window(config: FeatureConfig) -> bool:
+    """Whether features read with ``config`` scan the window that the text model reads (the
+    default one), so that their word split (``features.Scan``) is the model's ``words``."""
+    return (config.scan_head_chars, config.scan_tail_chars) == (
+        _DEFAULT.scan_head_chars,
+        _DEFAULT.scan_tail_chars,
+    )
+
+
 def words(text: str) -> list[bytes]:
     """The words of a window (``window``), in order."""
     raw = text.lower().encode("utf-8", "surrogatepass")
