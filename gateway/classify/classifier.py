@@ -156,7 +156,7 @@ def _classification(
     model = config.model
     if isinstance(model, TextModel):
         # The model reads the features' word split when both read the same window.
-        split = window.whole.order if same_window(config.features) else None
+        split = window.whole if same_window(config.features) else None
         threshold = config.weights.threshold
         difficulty = model.score(ask, features, threshold, vector, split)
     else:

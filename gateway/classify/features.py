@@ -176,12 +176,13 @@ def scan(ask: str, config: FeatureConfig = FeatureConfig()) -> Scan:
     """The window of ``ask`` that the features read (the module docstring), split once."""
     head, tail = config.scan_head_chars, config.scan_tail_chars
     text = ask if len(ask) <= head + tail else ask[:head] + "\n" + ask[len(ask) - tail :]
-    whole = _text(text)
+    whole = text_of(text)
     instruction = _instruction(text, config.instruction_chars)
-    return Scan(whole, whole if instruction == text else _text(instruction))
+    return Scan(whole, whole if instruction == text else text_of(instruction))
 
 
-def _text(text: str) -> Text:
+def text_of(text: str) -> Text:
+    """``text`` lower-cased and split into words."""
     lower = text.lower()
     raw = lower.encode("utf-8", "surrogatepass")
     words = raw.translate(_TO_SPACE).split()

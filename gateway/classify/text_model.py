@@ -31,11 +31,11 @@ w_S) * x``, summed over the parts used: one per cheap feature, ``words`` for all
 together, ``embedding``.
 
 Cost: the window's words (bounded, ``text_terms.py``; the features' split when the caller
-passes it), its format (two regex scans), one dictionary lookup per word and per adjacent
-pair (``map`` over the words and over ``pairwise`` of them: no Python call per word, and
-pairwise reuses its tuple, so nothing is allocated per pair), one sum over the rows found, in
-row order (the same bits whatever the hash seed), and four 10-term dot products; with a
-vector, two 384-term and two 10-term dot products instead.
+passes it), its format (two regex scans), one dictionary lookup per distinct word and per
+adjacent pair (``map`` over the words and over ``zip`` of them and their successors: no Python
+call per word, and zip reuses its tuple, so nothing is allocated per pair), four sums over the
+rows found (``math.fsum``, one rounding: the same bits whatever their order) and four 10-term
+dot products; with a vector, two 384-term and two 10-term dot products instead.
 ``heuristic_quantiles`` (the heuristic's scores on the training prompts) let the split derive
 a threshold when the policy turns the model off. Files are JSON (``to_json``), gzip-compressed
 or not; term weights are integers in units of ``TERM_UNIT``. The bundled one is
@@ -47,6 +47,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from array import array
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import pairwise, repeat
@@ -58,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.classify.difficulty import Difficulty
-from gateway.classify.features import FEATURE_NAMES, Features
+from gateway.classify.features import FEATURE_NAMES, Features, Text, text_of
 from gateway.classify.model import (
     QUANTILE_POINTS,
     Success,
@@ -69,7 +70,6 @@ from gateway.classify.model import (
 )
 from gateway.classify.prompt_format import FORMATS, Format, prompt_format
 from gateway.classify.text_terms import term_key, window
-from gateway.classify.text_terms import words as split_words
 
 Weights = npt.NDArray[np.float64]
 FORMAT = "latency-gateway difficulty model 2"
@@ -178,7 +178,7 @@ class TextModel:
     _index: dict[bytes | tuple[bytes, bytes], int] = field(init=False, repr=False)
     _linear: dict[Format, _Linear] = field(init=False, repr=False)
     _distilled: _Linear | None = field(init=False, repr=False)
-    _columns: Weights = field(init=False, repr=False)  # (terms, 2 per part)
+    _columns: tuple[array[float], ...] = field(init=False, repr=False)  # 2 per part
 
     def __post_init__(self) -> None:
         size = len(self.vocabulary)
@@ -200,7 +200,8 @@ class TextModel:
         object.__setattr__(self, "_linear", linear)
         distilled = None if self.distilled is None else _linear(self.distilled)
         object.__setattr__(self, "_distilled", distilled)
-        object.__setattr__(self, "_columns", np.column_stack(columns).reshape(size, len(columns)))
+        packed = tuple(array("d", np.asarray(c, np.float64).tobytes()) for c in columns)
+        object.__setattr__(self, "_columns", packed)
 
     def _parts(self) -> list[Outcomes]:
         """The regressions over terms, in column order: each format's, then the imitation."""
@@ -218,12 +219,12 @@ class TextModel:
         features: Features,
         threshold: float,
         vector: Vector | None = None,
-        ask_words: list[bytes] | None = None,
+        scanned: Text | None = None,
     ) -> Difficulty:
         """The ranked score of a request asking ``ask`` (with its embedding ``vector`` when
-        the model has an embedding part and the request has one). ``ask_words``: the words
-        of ``window(ask)`` (``text_terms.words``) when the caller has them already."""
-        gain, parts, with_embedding = self._gain(ask, features.values(), vector, ask_words)
+        the model has an embedding part and the request has one). ``scanned``: the features'
+        ``text_of(window(ask))`` when the caller has it already."""
+        gain, parts, with_embedding = self._gain(ask, features.values(), vector, scanned)
         points = self.quantiles
         if with_embedding and self.embedding is not None:
             points = self.embedding.quantiles
@@ -233,7 +234,7 @@ class TextModel:
         return Difficulty(ranked, ranked >= threshold, ordered, source=source)
 
     def _gain(
-        self, ask: str, x: tuple[float, ...], vector: Vector | None, found: list[bytes] | None
+        self, ask: str, x: tuple[float, ...], vector: Vector | None, scanned: Text | None
     ) -> tuple[float, dict[str, float], bool]:
         """The raw gain, each column group's share of it (linearised), and whether the
         embedding part gave it."""
@@ -247,13 +248,13 @@ class TextModel:
             for name, a, b, value in zip(FEATURE_NAMES, large, small, x, strict=True):
                 parts[name] += (slopes[0] * a - slopes[1] * b) * value
             return q_large - q_small, parts, True
-        text = window(ask)
-        kind = prompt_format(text)
-        sums = self._term_sums(split_words(text) if found is None else found)
+        seen = text_of(window(ask)) if scanned is None else scanned
+        kind = prompt_format(seen.text)
+        rows = self._term_rows(seen.words, seen.order)
         column = 2 * FORMATS.index(kind)
-        terms = [(self._linear[kind], sums[column], sums[column + 1])]
+        terms = [(self._linear[kind], *self._sums(rows, column))]
         if self._distilled is not None:
-            terms.append((self._distilled, sums[4], sums[5]))
+            terms.append((self._distilled, *self._sums(rows, 2 * len(FORMATS))))
         gain = words = 0.0
         shares = [0.0] * len(x)
         for (bias_large, bias_small, w_large, w_small), t_large, t_small in terms:
@@ -270,15 +271,21 @@ class TextModel:
         parts["words"] = words
         return gain, parts, False
 
-    def _term_sums(self, found: list[bytes]) -> list[float]:
-        """Each column's sum over the vocabulary terms among the words ``found`` and their
-        adjacent pairs (each term once, however often it occurs)."""
+    def _term_rows(self, distinct: frozenset[bytes], order: list[bytes]) -> set[int]:
+        """The rows of the vocabulary terms among the words (``distinct``: each once;
+        ``order``: as they come) and their adjacent pairs."""
         get = self._index.get
-        rows = set(map(get, found, repeat(-1)))
-        rows.update(map(get, pairwise(found), repeat(-1)))
+        rows = set(map(get, distinct, repeat(-1)))
+        # zip, unlike pairwise in 3.11, reuses its result tuple: no allocation per pair.
+        rows.update(map(get, zip(order, order[1:]), repeat(-1)))  # noqa: B905, RUF007
         rows.discard(-1)
-        sums: list[float] = self._columns[sorted(rows)].sum(axis=0).tolist()
-        return sums
+        return rows
+
+    def _sums(self, rows: set[int], column: int) -> tuple[float, float]:
+        """The term weights of ``rows`` summed in the columns ``column`` (large) and the
+        next (small); ``fsum`` rounds once, so the order of the rows does not matter."""
+        large, small = self._columns[column], self._columns[column + 1]
+        return math.fsum(map(large.__getitem__, rows)), math.fsum(map(small.__getitem__, rows))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
