@@ -115,12 +115,15 @@ class EstimateCalibration:
 def text_counts(text: str) -> TextCounts:
     """Count the byte classes of ``text`` (surrogates are kept, not rejected)."""
     raw = text.encode("utf-8", "surrogatepass")
-    if len(raw) >= _LONG_BYTES:
-        return _long_counts(raw)
+    return _long_counts(raw) if len(raw) >= _LONG_BYTES else _short_counts(raw)
+
+
+def _short_counts(raw: bytes) -> TextCounts:
+    """``text_counts`` of the UTF-8 bytes ``raw``, one ``bytes.count`` pass per class."""
     classes = raw.translate(_CLASSES)
     blanks = raw.translate(_BLANKS)
     newlines = classes.count(b"n")
-    non_ascii = 0 if text.isascii() else classes.count(b"x")
+    non_ascii = 0 if raw.isascii() else classes.count(b"x")
     return TextCounts(
         visible=len(raw) - blanks.count(b" ") - non_ascii,
         words=blanks.count(b" o") + (blanks[:1] == b"o"),
