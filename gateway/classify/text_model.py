@@ -33,9 +33,9 @@ together, ``embedding``.
 Cost: the window's words (bounded, ``text_terms.py``; the features' split when the caller
 passes it), its format (two regex scans), one dictionary lookup per distinct word and per
 adjacent pair (``map`` over the words and over ``zip`` of them and their successors: no Python
-call per word, and zip reuses its tuple, so nothing is allocated per pair), four sums over the
-rows found (``math.fsum``, one rounding: the same bits whatever their order) and four 10-term
-dot products; with a vector, two 384-term and two 10-term dot products instead.
+call per word, and zip reuses its tuple, so nothing is allocated per pair), one sum over the
+rows found, in row order (the same bits whatever the hash seed), and four 10-term dot products;
+with a vector, two 384-term and two 10-term dot products instead.
 ``heuristic_quantiles`` (the heuristic's scores on the training prompts) let the split derive
 a threshold when the policy turns the model off. Files are JSON (``to_json``), gzip-compressed
 or not; term weights are integers in units of ``TERM_UNIT``. The bundled one is
@@ -47,11 +47,10 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from array import array
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import pairwise, repeat
-from operator import mul
+from operator import itemgetter, mul
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +177,7 @@ class TextModel:
     _index: dict[bytes | tuple[bytes, bytes], int] = field(init=False, repr=False)
     _linear: dict[Format, _Linear] = field(init=False, repr=False)
     _distilled: _Linear | None = field(init=False, repr=False)
-    _columns: tuple[array[float], ...] = field(init=False, repr=False)  # 2 per part
+    _columns: Weights = field(init=False, repr=False)  # (terms, 2 per part)
 
     def __post_init__(self) -> None:
         size = len(self.vocabulary)
@@ -200,8 +199,7 @@ class TextModel:
         object.__setattr__(self, "_linear", linear)
         distilled = None if self.distilled is None else _linear(self.distilled)
         object.__setattr__(self, "_distilled", distilled)
-        packed = tuple(array("d", np.asarray(c, np.float64).tobytes()) for c in columns)
-        object.__setattr__(self, "_columns", packed)
+        object.__setattr__(self, "_columns", np.column_stack(columns).reshape(size, len(columns)))
 
     def _parts(self) -> list[Outcomes]:
         """The regressions over terms, in column order: each format's, then the imitation."""
@@ -229,7 +227,7 @@ class TextModel:
         if with_embedding and self.embedding is not None:
             points = self.embedding.quantiles
         ranked = rank(gain, points)
-        ordered = tuple(sorted(parts.items(), key=lambda item: item[1], reverse=True))
+        ordered = tuple(sorted(parts.items(), key=itemgetter(1), reverse=True))
         source = "model+embedding" if with_embedding else "model"
         return Difficulty(ranked, ranked >= threshold, ordered, source=source)
 
@@ -250,11 +248,11 @@ class TextModel:
             return q_large - q_small, parts, True
         seen = text_of(window(ask)) if scanned is None else scanned
         kind = prompt_format(seen.text)
-        rows = self._term_rows(seen.words, seen.order)
+        sums = self._term_sums(seen.words, seen.order)
         column = 2 * FORMATS.index(kind)
-        terms = [(self._linear[kind], *self._sums(rows, column))]
+        terms = [(self._linear[kind], sums[column], sums[column + 1])]
         if self._distilled is not None:
-            terms.append((self._distilled, *self._sums(rows, 2 * len(FORMATS))))
+            terms.append((self._distilled, sums[4], sums[5]))
         gain = words = 0.0
         shares = [0.0] * len(x)
         for (bias_large, bias_small, w_large, w_small), t_large, t_small in terms:
@@ -271,21 +269,18 @@ class TextModel:
         parts["words"] = words
         return gain, parts, False
 
-    def _term_rows(self, distinct: frozenset[bytes], order: list[bytes]) -> set[int]:
-        """The rows of the vocabulary terms among the words (``distinct``: each once;
-        ``order``: as they come) and their adjacent pairs."""
+    def _term_sums(self, distinct: frozenset[bytes], order: list[bytes]) -> list[float]:
+        """Each column's sum over the vocabulary terms among the words (``distinct``: each
+        once; ``order``: as they come) and their adjacent pairs, each term once."""
         get = self._index.get
         rows = set(map(get, distinct, repeat(-1)))
         # zip, unlike pairwise in 3.11, reuses its result tuple: no allocation per pair.
         rows.update(map(get, zip(order, order[1:]), repeat(-1)))  # noqa: B905, RUF007
         rows.discard(-1)
-        return rows
-
-    def _sums(self, rows: set[int], column: int) -> tuple[float, float]:
-        """The term weights of ``rows`` summed in the columns ``column`` (large) and the
-        next (small); ``fsum`` rounds once, so the order of the rows does not matter."""
-        large, small = self._columns[column], self._columns[column + 1]
-        return math.fsum(map(large.__getitem__, rows)), math.fsum(map(small.__getitem__, rows))
+        # In row order: the same sums whatever the order of the set (the hash seed).
+        found = np.sort(np.fromiter(rows, np.intp, len(rows)))
+        sums: list[float] = self._columns[found].sum(axis=0).tolist()
+        return sums
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
