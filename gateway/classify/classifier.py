@@ -15,10 +15,18 @@ from dataclasses import dataclass, field, replace
 
 from gateway.classify.difficulty import Difficulty, DifficultyWeights, score_difficulty
 from gateway.classify.estimate import EstimateCounter
-from gateway.classify.features import FeatureConfig, Features, extract_features
+from gateway.classify.features import (
+    FeatureConfig,
+    Features,
+    Scan,
+    extract_features,
+    scan,
+    scanned_features,
+)
 from gateway.classify.length import LengthClass, LengthThresholds, length_class
 from gateway.classify.model import DifficultyModel, Vector
 from gateway.classify.text_model import TextModel
+from gateway.classify.text_terms import same_window
 from gateway.classify.tokens import TokenCounter, count_prompt
 from gateway.classify.vector_use import VectorUse
 from gateway.openai.messages import Message, chat_shape
@@ -74,14 +82,15 @@ def classify_chat(
     embedding, for a text model with an embedding part)."""
     shape = chat_shape(messages)
     tokens = counter.count_messages(messages)
-    features = extract_features(
-        shape.ask,
+    window = scan(shape.ask, config.features)
+    features = scanned_features(
+        window,
         prompt_tokens=tokens,
         max_tokens=max_tokens,
         user_turns=shape.user_turns,
         config=config.features,
     )
-    return _classification(tokens, counter.exact, features, config, shape.ask, vector)
+    return _classification(tokens, counter.exact, features, config, shape.ask, window, vector)
 
 
 def classify_completion(
@@ -95,10 +104,11 @@ def classify_completion(
     """Classify a legacy ``/v1/completions`` request from its ``prompt``."""
     tokens = count_prompt(counter, prompt)
     ask = prompt if isinstance(prompt, str) else ""
-    features = extract_features(
-        ask, prompt_tokens=tokens, max_tokens=max_tokens, user_turns=1, config=config.features
+    window = scan(ask, config.features)
+    features = scanned_features(
+        window, prompt_tokens=tokens, max_tokens=max_tokens, user_turns=1, config=config.features
     )
-    return _classification(tokens, counter.exact, features, config, ask, vector)
+    return _classification(tokens, counter.exact, features, config, ask, window, vector)
 
 
 def with_model(
@@ -140,11 +150,15 @@ def _classification(
     features: Features,
     config: ClassifyConfig,
     ask: str,
+    window: Scan,
     vector: Vector | None,
 ) -> Classification:
     model = config.model
     if isinstance(model, TextModel):
-        difficulty = model.score(ask, features, config.weights.threshold, vector)
+        # The model reads the features' word split when both read the same window.
+        split = window.whole if same_window(config.features) else None
+        threshold = config.weights.threshold
+        difficulty = model.score(ask, features, threshold, vector, split)
     else:
         difficulty = score_difficulty(features, config.weights)
     return Classification(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from gateway.classify.features import FEATURE_NAMES, Features
 
@@ -82,7 +82,7 @@ def score_difficulty(
     ]
     z = weights.bias + sum(part for _, part in parts)
     score = _sigmoid(z)
-    parts.sort(key=lambda item: item[1], reverse=True)
+    parts.sort(key=itemgetter(1), reverse=True)
     return Difficulty(score=score, hard=score >= weights.threshold, contributions=tuple(parts))
 
 

@@ -7,7 +7,10 @@ classes with ``bytes.count`` and the starts of whitespace-separated words, then
     tokens = a*visible + b*words + c*punct + d*newlines + e*digits + f*non_ascii_bytes
 
 where ``visible`` counts ASCII bytes that are not whitespace (punctuation and digits
-included). Everything runs in C; a 1,000-token prompt costs about 25-35 us.
+included). Everything runs in C: below ``_LONG_BYTES`` bytes one ``bytes.count`` pass per
+class (a 1,000-token prompt costs about 25-35 us); from there on, where those passes add up,
+one ``bytes.translate`` into class codes and numpy's vectorised comparisons and counts over
+them (``_long_counts``: the same counts, about half the time on a 2,000-token prompt).
 
 Calibration (``EstimateCalibration`` defaults): least squares on relative error (weights 1/y, no
 intercept) against OpenAI's ``cl100k_base`` counts on 278 chunks of 600-5,000 characters found
@@ -31,6 +34,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+import numpy as np
 
 from gateway.classify.tokens import ChatOverhead, count_chat
 from gateway.openai.messages import Message
@@ -57,6 +62,26 @@ _CLASSES = _class_table()
 # Blank or not: word starts are then the occurrences of b" o", counted in C without
 # building the list that bytes.split() would.
 _BLANKS = bytes(32 if byte in _WHITESPACE else ord("o") for byte in range(256))
+# One class code per byte for the numpy counts: blanks from _BLANK up (a newline is one).
+_OTHER, _PUNCT_CODE, _DIGIT, _NON_ASCII, _BLANK, _NEWLINE = 0, 1, 2, 3, 16, 17
+_LONG_BYTES = 2048  # from this length on, the numpy counts are the faster
+
+
+def _code_table() -> bytes:
+    table = bytearray([_OTHER] * 256)
+    for byte in _PUNCT:
+        table[byte] = _PUNCT_CODE
+    for byte in b"0123456789":
+        table[byte] = _DIGIT
+    for byte in range(128, 256):
+        table[byte] = _NON_ASCII
+    for byte in _WHITESPACE:
+        table[byte] = _BLANK
+    table[ord("\n")] = _NEWLINE
+    return bytes(table)
+
+
+_CODES = _code_table()
 
 
 class TextCounts(NamedTuple):
@@ -90,16 +115,37 @@ class EstimateCalibration:
 def text_counts(text: str) -> TextCounts:
     """Count the byte classes of ``text`` (surrogates are kept, not rejected)."""
     raw = text.encode("utf-8", "surrogatepass")
+    return _long_counts(raw) if len(raw) >= _LONG_BYTES else _short_counts(raw)
+
+
+def _short_counts(raw: bytes) -> TextCounts:
+    """``text_counts`` of the UTF-8 bytes ``raw``, one ``bytes.count`` pass per class."""
     classes = raw.translate(_CLASSES)
     blanks = raw.translate(_BLANKS)
     newlines = classes.count(b"n")
-    non_ascii = 0 if text.isascii() else classes.count(b"x")
+    non_ascii = 0 if raw.isascii() else classes.count(b"x")
     return TextCounts(
         visible=len(raw) - blanks.count(b" ") - non_ascii,
         words=blanks.count(b" o") + (blanks[:1] == b"o"),
         punct=classes.count(b"p"),
         newlines=newlines,
         digits=classes.count(b"d"),
+        non_ascii=non_ascii,
+    )
+
+
+def _long_counts(raw: bytes) -> TextCounts:
+    """``text_counts`` of the UTF-8 bytes ``raw`` (not empty), counted with numpy."""
+    codes = np.frombuffer(raw.translate(_CODES), np.uint8)
+    blank = codes >= _BLANK
+    non_ascii = int(np.count_nonzero(codes == _NON_ASCII))
+    return TextCounts(
+        visible=len(raw) - int(np.count_nonzero(blank)) - non_ascii,
+        # A word starts after a blank, or at the start.
+        words=int(np.count_nonzero(blank[:-1] > blank[1:])) + (not blank[0]),
+        punct=int(np.count_nonzero(codes == _PUNCT_CODE)),
+        newlines=int(np.count_nonzero(codes == _NEWLINE)),
+        digits=int(np.count_nonzero(codes == _DIGIT)),
         non_ascii=non_ascii,
     )
 

@@ -37,6 +37,8 @@ and request-shape features:
 - ``depth``: (user turns - 1) / ``depth_full_turns``.
 
 The cue words are in ``vocabulary.py``. Cost is bounded by the window: 40-90 us per request.
+``scan`` does the window's one lower-casing and word split; the learned text model reads the
+same word list (``classifier.py`` passes it on), so a request is split into words once.
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ _NOT_CODE_SYMBOLS = bytes(b for b in range(256) if b not in b"{}();=<>[]")
 _LATEX = re.compile(r"\\[a-zA-Z]{2,}")
 _EQUALS_NUMBER = re.compile(r"=\s*[-(]?\s*\d")
 _POWER = re.compile(r"\^\s*[-({]?\d")
+# One scan for all the line starts of a list: each starts with its only newline, so two
+# matches never overlap and their number is the sum of each start's ``str.count``.
+_NUMBERED_LINE = re.compile("|".join(map(re.escape, v.NUMBERED_LINE_STARTS)))
+_BULLET_LINE = re.compile("|".join(map(re.escape, v.BULLET_LINE_STARTS)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,17 +113,22 @@ FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Features))
 _FEATURE_VALUES = attrgetter(*FEATURE_NAMES)
 
 
-class _Text(NamedTuple):
+class Text(NamedTuple):
+    """One text as the features read it."""
+
     text: str
     lower: str
     raw: bytes  # ``lower`` as UTF-8
     words: frozenset[bytes]
     n_words: int
+    order: list[bytes]  # the words in order (``text_terms.words`` of ``text``)
 
 
-class _Window(NamedTuple):
-    whole: _Text  # the scanned window: material and instruction
-    instruction: _Text  # its short first and last paragraphs, code blocks removed
+class Scan(NamedTuple):
+    """What the features read of an ask (``scan``)."""
+
+    whole: Text  # the scanned window: material and instruction
+    instruction: Text  # its short first and last paragraphs, code blocks removed
 
 
 def extract_features(
@@ -129,7 +140,24 @@ def extract_features(
     config: FeatureConfig = FeatureConfig(),
 ) -> Features:
     """The features of a request whose last user message is ``ask``."""
-    window = _window(ask, config)
+    return scanned_features(
+        scan(ask, config),
+        prompt_tokens=prompt_tokens,
+        max_tokens=max_tokens,
+        user_turns=user_turns,
+        config=config,
+    )
+
+
+def scanned_features(
+    window: Scan,
+    *,
+    prompt_tokens: int,
+    max_tokens: int | None,
+    user_turns: int,
+    config: FeatureConfig = FeatureConfig(),
+) -> Features:
+    """``extract_features`` of the ask that ``window`` scanned (with the same ``config``)."""
     return Features(
         length=_log_scale(prompt_tokens, 0, config.length_full_tokens),
         ask=_log_scale(window.instruction.n_words, 0, config.ask_full_words),
@@ -144,19 +172,21 @@ def extract_features(
     )
 
 
-def _window(ask: str, config: FeatureConfig) -> _Window:
+def scan(ask: str, config: FeatureConfig = FeatureConfig()) -> Scan:
+    """The window of ``ask`` that the features read (the module docstring), split once."""
     head, tail = config.scan_head_chars, config.scan_tail_chars
     text = ask if len(ask) <= head + tail else ask[:head] + "\n" + ask[len(ask) - tail :]
-    whole = _text(text)
+    whole = text_of(text)
     instruction = _instruction(text, config.instruction_chars)
-    return _Window(whole, whole if instruction == text else _text(instruction))
+    return Scan(whole, whole if instruction == text else text_of(instruction))
 
 
-def _text(text: str) -> _Text:
+def text_of(text: str) -> Text:
+    """``text`` lower-cased and split into words."""
     lower = text.lower()
     raw = lower.encode("utf-8", "surrogatepass")
     words = raw.translate(_TO_SPACE).split()
-    return _Text(text, lower, raw, frozenset(words), len(words))
+    return Text(text, lower, raw, frozenset(words), len(words), words)
 
 
 def _instruction(text: str, limit: int) -> str:
@@ -188,7 +218,7 @@ def _output(max_tokens: int | None, config: FeatureConfig) -> float:
     return _cap(math.log(max_tokens / config.output_low_tokens) / span)
 
 
-def _code(window: _Window) -> float:
+def _code(window: Scan) -> float:
     w = window.whole
     points = 0.5 if "```" in w.text else 0.0
     if any(gate in w.words and marker in w.lower for gate, marker in v.TRACE_MARKERS):
@@ -198,19 +228,22 @@ def _code(window: _Window) -> float:
     return _cap(points + min(0.4, 4.0 * symbols / max(len(w.raw), 1)))
 
 
-def _math(window: _Window) -> float:
+def _math(window: Scan) -> float:
     w = window.whole
-    points = min(0.75, 0.25 * len(_LATEX.findall(w.text)))
-    if w.text.count("$") >= 2:
+    text = w.text
+    # Each regex runs only when its first character is there (``in`` scans with memchr).
+    points = min(0.75, 0.25 * len(_LATEX.findall(text))) if "\\" in text else 0.0
+    if text.count("$") >= 2:
         points += 0.3
-    if not w.text.isascii():
-        points += 0.2 * len(v.MATH_SYMBOLS.intersection(w.text))
-    equations = len(_EQUALS_NUMBER.findall(w.text)) + len(_POWER.findall(w.text))
+    if not text.isascii():
+        points += 0.2 * len(v.MATH_SYMBOLS.intersection(text))
+    equations = len(_EQUALS_NUMBER.findall(text)) if "=" in text else 0
+    equations += len(_POWER.findall(text)) if "^" in text else 0
     points += min(0.3, 0.1 * equations)
     return _cap(points + 0.2 * len(w.words & v.MATH_WORDS))
 
 
-def _multistep(window: _Window) -> float:
+def _multistep(window: Scan) -> float:
     w = window.instruction
     words = w.words
     points = 0.5 if b"step" in words and "step by step" in w.lower.replace("-", " ") else 0.0
@@ -219,22 +252,22 @@ def _multistep(window: _Window) -> float:
     if b"first" in words and b"then" in words:
         points += 0.3
     points += 0.15 * len(words & v.SEQUENCE_WORDS)
-    numbered = sum(map(w.text.count, v.NUMBERED_LINE_STARTS))
+    numbered = len(_NUMBERED_LINE.findall(w.text))
     points += min(0.5, 0.1 * numbered) + 0.15 * max(0, w.text.count("?") - 1)
     return _cap(points)
 
 
-def _constraints(window: _Window) -> float:
+def _constraints(window: Scan) -> float:
     w = window.instruction
     points = 0.15 * len(w.words & v.CONSTRAINT_WORDS)
     phrases = sum(
         1 for gate, phrase in v.CONSTRAINT_PHRASES if gate in w.words and phrase in w.lower
     )
-    bullets = sum(map(w.text.count, v.BULLET_LINE_STARTS))
+    bullets = len(_BULLET_LINE.findall(w.text))
     return _cap(points + 0.15 * phrases + min(0.5, 0.1 * bullets))
 
 
-def _simple(window: _Window) -> float:
+def _simple(window: Scan) -> float:
     w = window.instruction
     cues = len(w.words & v.SIMPLE_WORDS)
     cues += sum(1 for gate, phrase in v.SIMPLE_PHRASES if gate in w.words and phrase in w.lower)

@@ -33,7 +33,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from itertools import pairwise
-from operator import mul
+from operator import itemgetter, mul
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +139,7 @@ class DifficultyModel:
             (name, (slope_large * a - slope_small * b) * value)
             for name, a, b, value in zip(FEATURE_NAMES, w_large, w_small, x, strict=True)
         ]
-        parts.sort(key=lambda item: item[1], reverse=True)
+        parts.sort(key=itemgetter(1), reverse=True)
         return Difficulty(score, score >= threshold, tuple(parts), source="model")
 
     def fallback(self, heuristic: Difficulty, threshold: float) -> Difficulty:

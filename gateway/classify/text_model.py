@@ -30,9 +30,12 @@ Reasons: each column group's share of the linearised gain, ``(p_L(1 - p_L) w_L -
 w_S) * x``, summed over the parts used: one per cheap feature, ``words`` for all terms
 together, ``embedding``.
 
-Cost: the window's terms (bounded, ``text_terms.py``), its format (two regex scans), one set
-intersection with the vocabulary, one sum over the rows of the terms found and four 10-term
-dot products; with a vector, two 384-term and two 10-term dot products instead.
+Cost: the window's words (bounded, ``text_terms.py``; the features' split when the caller
+passes it), its format (two regex scans), one dictionary lookup per distinct word and per
+adjacent pair (``map`` over the words and over ``zip`` of them and their successors: no Python
+call per word, and zip reuses its tuple, so nothing is allocated per pair), one sum over the
+rows found, in row order (the same bits whatever the hash seed), and four 10-term dot products;
+with a vector, two 384-term and two 10-term dot products instead.
 ``heuristic_quantiles`` (the heuristic's scores on the training prompts) let the split derive
 a threshold when the policy turns the model off. Files are JSON (``to_json``), gzip-compressed
 or not; term weights are integers in units of ``TERM_UNIT``. The bundled one is
@@ -46,8 +49,8 @@ import json
 import math
 from dataclasses import dataclass, field
 from importlib import resources
-from itertools import pairwise
-from operator import mul
+from itertools import pairwise, repeat
+from operator import itemgetter, mul
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.classify.difficulty import Difficulty
-from gateway.classify.features import FEATURE_NAMES, Features
+from gateway.classify.features import FEATURE_NAMES, Features, Text, text_of
 from gateway.classify.model import (
     QUANTILE_POINTS,
     Success,
@@ -65,7 +68,7 @@ from gateway.classify.model import (
     rank,
 )
 from gateway.classify.prompt_format import FORMATS, Format, prompt_format
-from gateway.classify.text_terms import term_key, window, window_keys
+from gateway.classify.text_terms import term_key, window
 
 Weights = npt.NDArray[np.float64]
 FORMAT = "latency-gateway difficulty model 2"
@@ -205,25 +208,31 @@ class TextModel:
 
     def raw(self, ask: str, features: Features, vector: Vector | None = None) -> float:
         """The raw expected gain that ``score`` ranks (for fitting and evaluation)."""
-        gain, _, _ = self._gain(ask, features.values(), vector)
+        gain, _, _ = self._gain(ask, features.values(), vector, None)
         return gain
 
     def score(
-        self, ask: str, features: Features, threshold: float, vector: Vector | None = None
+        self,
+        ask: str,
+        features: Features,
+        threshold: float,
+        vector: Vector | None = None,
+        scanned: Text | None = None,
     ) -> Difficulty:
         """The ranked score of a request asking ``ask`` (with its embedding ``vector`` when
-        the model has an embedding part and the request has one)."""
-        gain, parts, with_embedding = self._gain(ask, features.values(), vector)
+        the model has an embedding part and the request has one). ``scanned``: the features'
+        ``text_of(window(ask))`` when the caller has it already."""
+        gain, parts, with_embedding = self._gain(ask, features.values(), vector, scanned)
         points = self.quantiles
         if with_embedding and self.embedding is not None:
             points = self.embedding.quantiles
         ranked = rank(gain, points)
-        ordered = tuple(sorted(parts.items(), key=lambda item: item[1], reverse=True))
+        ordered = tuple(sorted(parts.items(), key=itemgetter(1), reverse=True))
         source = "model+embedding" if with_embedding else "model"
         return Difficulty(ranked, ranked >= threshold, ordered, source=source)
 
     def _gain(
-        self, ask: str, x: tuple[float, ...], vector: Vector | None
+        self, ask: str, x: tuple[float, ...], vector: Vector | None, scanned: Text | None
     ) -> tuple[float, dict[str, float], bool]:
         """The raw gain, each column group's share of it (linearised), and whether the
         embedding part gave it."""
@@ -237,12 +246,9 @@ class TextModel:
             for name, a, b, value in zip(FEATURE_NAMES, large, small, x, strict=True):
                 parts[name] += (slopes[0] * a - slopes[1] * b) * value
             return q_large - q_small, parts, True
-        text = window(ask)
-        kind = prompt_format(text)
-        index = self._index
-        found = window_keys(text) & index.keys()
-        hits = np.fromiter(map(index.__getitem__, found), np.intp, len(found))
-        sums = self._columns[hits].sum(axis=0).tolist()
+        seen = text_of(window(ask)) if scanned is None else scanned
+        kind = prompt_format(seen.text)
+        sums = self._term_sums(seen.words, seen.order)
         column = 2 * FORMATS.index(kind)
         terms = [(self._linear[kind], sums[column], sums[column + 1])]
         if self._distilled is not None:
@@ -262,6 +268,19 @@ class TextModel:
         parts.update(zip(FEATURE_NAMES, map(mul, shares, x), strict=True))
         parts["words"] = words
         return gain, parts, False
+
+    def _term_sums(self, distinct: frozenset[bytes], order: list[bytes]) -> list[float]:
+        """Each column's sum over the vocabulary terms among the words (``distinct``: each
+        once; ``order``: as they come) and their adjacent pairs, each term once."""
+        get = self._index.get
+        rows = set(map(get, distinct, repeat(-1)))
+        # zip, unlike pairwise in 3.11, reuses its result tuple: no allocation per pair.
+        rows.update(map(get, zip(order, order[1:]), repeat(-1)))  # noqa: B905, RUF007
+        rows.discard(-1)
+        # In row order: the same sums whatever the order of the set (the hash seed).
+        found = np.sort(np.fromiter(rows, np.intp, len(rows)))
+        sums: list[float] = self._columns[found].sum(axis=0).tolist()
+        return sums
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

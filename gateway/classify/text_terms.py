@@ -8,8 +8,9 @@ turn punctuation into spaces (the same table as the features), split on whitespa
 of those words and pairs: presence counts, not frequency. Digits are kept as they are.
 
 Cost is bounded by the window (2,000 characters by default, about 350 words): one C pass
-each for lower-casing, translating and splitting, then one set of the words and of the
-pairs as tuples (``window_keys``: no Python call per pair).
+each for lower-casing, translating and splitting. The request path does not build the terms:
+the text model looks up the features' word split (``features.scan``) directly, a word pair as
+the tuple of its words (``term_key``: no join per pair).
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ def window(ask: str, config: FeatureConfig = _DEFAULT) -> str:
     return ask[:head] + "\n" + ask[len(ask) - tail :]
 
 
+def same_window(config: FeatureConfig) -> bool:
+    """Whether features read with ``config`` scan the window that the text model reads (the
+    default one), so that their word split (``features.Scan``) is the model's ``words``."""
+    return (config.scan_head_chars, config.scan_tail_chars) == (
+        _DEFAULT.scan_head_chars,
+        _DEFAULT.scan_tail_chars,
+    )
+
+
 def words(text: str) -> list[bytes]:
     """The words of a window (``window``), in order."""
     raw = text.lower().encode("utf-8", "surrogatepass")
@@ -43,13 +53,6 @@ def window_terms(text: str) -> frozenset[bytes]:
     found = words(text)
     pairs = map(b" ".join, pairwise(found))
     return frozenset(found).union(pairs)
-
-
-def window_keys(text: str) -> frozenset[bytes | tuple[bytes, bytes]]:
-    """``window_terms`` for lookups: a word pair as the tuple of its words, which costs no
-    join per pair (the request path's form; a pair term ``a b`` is the key ``(a, b)``)."""
-    found = words(text)
-    return frozenset(found).union(pairwise(found))
 
 
 def term_key(term: bytes) -> bytes | tuple[bytes, bytes]:

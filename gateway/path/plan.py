@@ -87,14 +87,17 @@ def _fixed_plan(ctx: RequestContext, route: ModelRoute) -> Plan:
 def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
     assert classes is not None
     policy = ctx.policy
-    facts = Facts(
-        length=classes.length.value,
-        difficulty=classes.difficulty.score,
-        priority=ctx.priority.name.lower(),
-        model=ctx.request.model,
-        tenant=ctx.tenant,
-    )
-    rule = first_match(policy.source.routing.rules, facts)
+    rules = policy.source.routing.rules
+    rule = None
+    if rules:  # the facts are gathered only for rules to match
+        facts = Facts(
+            length=classes.length.value,
+            difficulty=classes.difficulty.score,
+            priority=ctx.priority.name.lower(),
+            model=ctx.request.model,
+            tenant=ctx.tenant,
+        )
+        rule = first_match(rules, facts)
     split, score = policy.auto_split, classes.difficulty.score
     if rule is None and split is not None:
         large = split.pool(score) == split.large

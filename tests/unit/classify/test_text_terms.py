@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from gateway.classify.features import FeatureConfig
 from gateway.classify.prompt_format import prompt_format
-from gateway.classify.text_terms import term_key, terms, window, window_keys, window_terms
+from gateway.classify.text_terms import term_key, terms, window, window_terms, words
 
 
 @pytest.mark.parametrize(
@@ -53,4 +55,6 @@ def test_prompt_format(text: str, expected: str) -> None:
 )
 def test_lookup_keys_are_the_terms_in_another_form(ask: str) -> None:
     text = window(ask)
-    assert {term_key(t) for t in window_terms(text)} == set(window_keys(text))
+    found = words(text)
+    # What the text model looks up: the words and each word with the next, as a tuple.
+    assert {term_key(t) for t in window_terms(text)} == {*found, *pairwise(found)}
