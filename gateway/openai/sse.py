@@ -17,23 +17,23 @@ DONE = b"data: [DONE]\n\n"
 class LineSplitter:
     """Turns a byte stream, chunked anyhow, into complete lines (line breaks removed)."""
 
-    __slots__ = ("_pending",)
+    __slots__ = ("pending",)
 
     def __init__(self) -> None:
-        self._pending = b""
+        self.pending = b""  # an unfinished line
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The lines that ``chunk`` completes; the unfinished tail waits for the next chunk."""
-        if self._pending:
-            chunk = self._pending + chunk
-        *lines, self._pending = chunk.split(b"\n")
-        if b"\r" not in chunk:
+        if self.pending:
+            chunk = self.pending + chunk
+        *lines, self.pending = chunk.split(b"\n")
+        if chunk.find(b"\r") < 0:  # not ``in``: see ``plain_events.py``
             return lines
         return [line.removesuffix(b"\r") for line in lines]
 
     def flush(self) -> list[bytes]:
         """At the end of the stream: the last line if it had no line break."""
-        tail, self._pending = self._pending, b""
+        tail, self.pending = self.pending, b""
         return [tail.removesuffix(b"\r")] if tail else []
 
 

@@ -49,6 +49,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 # A backend's way to continue (``BackendSpec.continue_with``, resolved by the policy).
 NONE = "none"
 CONTINUE_FINAL = "continue_final_message"
@@ -57,15 +59,19 @@ PREFILL = "assistant_prefill"
 
 @dataclass(slots=True)
 class Relayed:
-    """What a stream has relayed so far, across its attempts."""
+    """What a stream has relayed so far, across its attempts. Events relayed the fast way
+    (``openai/plain_events.py``) are kept as they were sent (``keep``) and read only when
+    something asks what was relayed (``so_far``, ``completion_tokens``...): a stream that is
+    never continued never parses them."""
 
-    text: list[str] = field(default_factory=list)
-    completion_tokens: int = 0  # counted in events, or from an attempt's usage
+    _text: list[str] = field(default_factory=list, init=False)
+    _completion_tokens: int = field(default=0, init=False)
+    _stream_id: str | None = field(default=None, init=False)
+    _created: int | None = field(default=None, init=False)
+    _other_than_text: bool = field(default=False, init=False)
+    _kept: list[bytes] = field(default_factory=list, init=False)  # not read yet
     prompt_tokens: int | None = None  # the first attempt's
-    stream_id: str | None = None
-    created: int | None = None
     model: str | None = None
-    other_than_text: bool = False  # a tool call, a refusal, log probabilities...
     continuations: int = 0
     # Whitespace relayed that the continuation being relayed will write again (``Cut``),
     # and the relayed tokens that held only it.
@@ -73,23 +79,66 @@ class Relayed:
     owed_tokens: int = 0
 
     @property
+    def text(self) -> list[str]:
+        self._read_kept()
+        return self._text
+
+    @property
+    def completion_tokens(self) -> int:
+        """Counted in events, or from an attempt's usage."""
+        self._read_kept()
+        return self._completion_tokens
+
+    @property
+    def stream_id(self) -> str | None:
+        self._read_kept()
+        return self._stream_id
+
+    @property
+    def created(self) -> int | None:
+        self._read_kept()
+        return self._created
+
+    @property
+    def other_than_text(self) -> bool:
+        """A tool call, a refusal, log probabilities... was relayed."""
+        self._read_kept()
+        return self._other_than_text
+
+    @property
     def so_far(self) -> str:
         return "".join(self.text)
 
+    def keep(self, frame: bytes) -> None:
+        """Note one relayed chat or completion chunk, as its frame (``data: `` + JSON + a
+        blank line), read only when asked."""
+        self._kept.append(frame)
+
     def see(self, event: dict[str, Any]) -> None:
         """Note one relayed chat or completion chunk."""
-        self.stream_id = self.stream_id or event.get("id")
-        self.created = self.created or event.get("created")
+        self._read_kept()
+        self._see(event)
+
+    def _read_kept(self) -> None:
+        if self._kept:
+            kept, self._kept = self._kept, []
+            for frame in kept:
+                event = orjson.loads(frame[6:])  # ``data: `` + one JSON object
+                self._see(event)
+
+    def _see(self, event: dict[str, Any]) -> None:
+        self._stream_id = self._stream_id or event.get("id")
+        self._created = self._created or event.get("created")
         choices = event.get("choices") or []
         for choice in choices:
             if not isinstance(choice, dict):
                 continue
             text = _text_of(choice)
             if text:
-                self.text.append(text)
-                self.completion_tokens += 1
+                self._text.append(text)
+                self._completion_tokens += 1
             if _carries_more_than_text(choice):
-                self.other_than_text = True
+                self._other_than_text = True
 
     def owe(self, cut: Cut) -> None:
         """A continuation from ``cut`` is sent: its first whitespace was relayed already."""
@@ -118,10 +167,11 @@ class Relayed:
 
     def restamp(self, event: dict[str, Any]) -> None:
         """A continuation's event, made one of the first attempt's stream."""
-        if self.stream_id is not None:
-            event["id"] = self.stream_id
-        if self.created is not None:
-            event["created"] = self.created
+        stream_id, created = self.stream_id, self.created
+        if stream_id is not None:
+            event["id"] = stream_id
+        if created is not None:
+            event["created"] = created
 
 
 @dataclass(frozen=True, slots=True)

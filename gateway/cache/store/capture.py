@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from gateway.cache.store.eligibility import storable_answer
 
 
 class AnswerCapture:
     """Collects one exchange's answer; ``finish`` hands it over once the exchange ended well."""
 
-    __slots__ = ("_endpoint", "_fields", "_finish", "_on_answer", "_parts", "_role", "_spoilt")
+    __slots__ = ("_endpoint", "_fields", "_finish", "_kept", "_on_answer", "_parts", "_role",
+                 "_spoilt")  # fmt: skip
 
     def __init__(self, endpoint: str, on_answer: Callable[[dict[str, Any]], None]) -> None:
         self._endpoint = endpoint
@@ -28,14 +31,30 @@ class AnswerCapture:
         self._finish: str | None = None
         self._role = "assistant"
         self._spoilt = False
+        self._kept: list[bytes] = []  # events relayed the fast way, not read yet
 
     def whole(self, answer: dict[str, Any]) -> None:
         """A non-streaming answer, as relayed."""
         if storable_answer(answer):
             self._on_answer(answer)
 
+    def keep(self, frame: bytes) -> None:
+        """One streamed event as relayed without being parsed (``openai/plain_events.py``;
+        ``data: `` + JSON + a blank line): read with the next parsed one, or at the end."""
+        self._kept.append(frame)
+
     def event(self, chunk: dict[str, Any]) -> None:
         """One streamed event, as relayed."""
+        if self._kept:
+            self._read_kept()
+        self._event(chunk)
+
+    def _read_kept(self) -> None:
+        kept, self._kept = self._kept, []
+        for frame in kept:
+            self._event(orjson.loads(frame[6:]))  # ``data: `` + one JSON object
+
+    def _event(self, chunk: dict[str, Any]) -> None:
         if self._spoilt:
             return
         for key in ("id", "created", "system_fingerprint", "usage"):
@@ -49,6 +68,7 @@ class AnswerCapture:
 
     def finish(self) -> None:
         """The stream ended with ``[DONE]`` and no error."""
+        self._read_kept()
         if self._spoilt or self._finish is None:
             return
         answer = self._rebuild()

@@ -2,7 +2,11 @@
 
 Every complete ``data:`` line of a chunk is rewritten (the public model name put back,
 ``endpoints.show_public_model``; configured secrets removed) and the results are joined, so events
-that arrive together leave together. A typed stream (the Responses API) keeps each event's
+that arrive together leave together. A plain token event (``openai/plain_events.py``: a
+choice's next text, no finish, usage or error) is relayed by its bytes, its model name spliced
+in, without a parse; its JSON is kept for whoever needs it later, unread (the text for a
+continuation, ``Relayed.keep``; the cache's capture, ``AnswerCapture.keep``). Every other
+event is parsed and written again. A typed stream (the Responses API) keeps each event's
 ``event:`` line in front of its data and ends with its terminal event and the end of the body
 instead of ``data: [DONE]``. A backend's error event is never relayed as sent: it ends the
 stream and the relay reports a rebuilt error; a stream that ends with an error has no
@@ -23,7 +27,7 @@ import orjson
 from gateway.cache.store.capture import AnswerCapture
 from gateway.errors import GatewayError
 from gateway.openai import endpoints as wire
-from gateway.openai import sse
+from gateway.openai import plain_events, sse
 from gateway.path.exchange.lease import Lease
 from gateway.recovery.continuation import Relayed
 from gateway.upstream import failures as upstream_errors
@@ -44,6 +48,11 @@ class EventRelay:
         self._capture = capture
         self._endpoint = lease.ctx.request.endpoint
         self._typed = wire.typed_events(self._endpoint)
+        # Plain token events are relayed by their bytes (``plain_events.py``); not those of a
+        # continuation (``continued``: each is made the first stream's).
+        self._marker = plain_events.text_marker(self._endpoint)
+        self._public_json = orjson.dumps(self._public)
+        self._template: plain_events.Template | None = None
         self._lines = sse.LineSplitter()
         self._event: bytes | None = None  # the pending ``event:`` line's name (typed streams)
         self.done = False
@@ -62,12 +71,19 @@ class EventRelay:
         relayed = self.relayed
         # The tokens it writes again (``Relayed.settle``) count once, as relayed before.
         after.before = relayed.completion_tokens - relayed.owed_tokens if relayed is not None else 0
+        after._marker = None
         after.token_seen, after.token_events = True, self.token_events
         after.events = self.events
         return after
 
     def feed(self, chunk: bytes | None) -> bytes:
         """Frames for the client from one upstream chunk (None: the stream ended)."""
+        template = self._template
+        if template is not None and chunk is not None and not self._lines.pending:
+            frame = template.frame(chunk)
+            if frame is not None:
+                self._note_plain(frame)
+                return frame
         lines = self._lines.feed(chunk) if chunk is not None else self._lines.flush()
         out = self._frames(lines)
         if chunk is None and not self.done:
@@ -79,27 +95,55 @@ class EventRelay:
 
     def _frames(self, lines: list[bytes]) -> bytes:
         out: list[bytes] = []
+        marker = self._marker
         for line in lines:
             if not line:
                 continue  # the blank line that ends each event
-            if self._typed and line.startswith(_EVENT):
+            if marker is not None and line.startswith(b"data: {"):
+                payload = line[6:]
+                if self._secrets:
+                    payload = self._redactor.content(payload)
+                plain = plain_events.plain_token(payload, marker, self._public_json)
+                if plain is not None:
+                    if self._template is None and not self._secrets:  # (it would not redact)
+                        self._template = plain_events.template(payload, plain, marker)
+                    frame = b"data: " + plain + b"\n\n"
+                    self._note_plain(frame)
+                    out.append(frame)
+                    continue
+            elif self._typed and line.startswith(_EVENT):
                 self._event = line[len(_EVENT) :].strip()
                 continue
-            payload = sse.data_payload(line)
-            if payload is None:
-                continue
+            else:
+                found = sse.data_payload(line)
+                if found is None:
+                    continue
+                payload = found
+                if self._secrets:
+                    payload = self._redactor.content(payload)
             if payload == b"[DONE]":
                 self.done = True
                 break
-            frame = self._frame(payload)
-            if frame is None:
+            parsed = self._frame(payload)
+            if parsed is None:
                 break
-            out.append(frame)
+            out.append(parsed)
         return out[0] if len(out) == 1 else b"".join(out)
+
+    def _note_plain(self, frame: bytes) -> None:
+        """A plain token event relayed unparsed (``plain_events.py``): counted, and its frame
+        kept for whoever reads it later."""
+        self.token_seen = True
+        self.token_events += 1
+        self.events += 1
+        if self.relayed is not None:
+            self.relayed.keep(frame)
+        if self._capture is not None:
+            self._capture.keep(frame)
 
     def _frame(self, payload: bytes) -> bytes | None:
         try:
-            data = orjson.loads(self._redactor.content(payload) if self._secrets else payload)
+            data = orjson.loads(payload)
         except orjson.JSONDecodeError:
             data = None
         if type(data) is not dict:

@@ -110,16 +110,18 @@ class StreamRelay:
                 if held:
                     await write(held)
             stall.start(clock(), budget)
+            feed, progress, waiting = events.feed, stall.progress, outcome.first_token_at is None
             while not events.done:
                 now = clock()
                 if now >= deadline:
                     raise GatewayTimeout(
                         "The request exceeded its total time limit.", code="total_timeout"
                     )
-                stall.progress(now, budget)
-                out = events.feed(await read())
+                progress(now, budget)
+                out = feed(await read())
                 if out:
-                    if outcome.first_token_at is None and events.token_seen:
+                    if waiting and events.token_seen:
+                        waiting = False
                         outcome.first_token_at = clock()
                         lease.first_token()
                         budget = self._timeouts.idle_s
