@@ -1,8 +1,8 @@
 """When admission refuses a request on its prediction: the rules, as one pure function.
 
 ``late_reason(request, prediction, times, state, now)`` returns the refusal's reason, or
-None to admit; the hard caps (``max_queue``, ``max_queue_long``, ``max_wait_s``) are checked
-before it by the controller. In order:
+None to admit; the hard caps (``max_queue`` and ``max_queue_long``: ``queue_cap``;
+``max_wait_s``: ``wait_cap``) are checked before it by the controller. In order:
 
 1. a critical request: never (only the hard caps refuse it);
 2. a prediction that does not rest on observations (the predictor's prior, a feature
@@ -30,6 +30,7 @@ from gateway.admission.queue import Lane, Priority
 from gateway.admission.saturation import PoolState
 
 DEADLINE = "deadline_unmeetable"
+OBJECTIVE = "objective_unmeetable"
 
 
 class QueueCaps(Protocol):
@@ -39,9 +40,6 @@ class QueueCaps(Protocol):
     def max_queue(self) -> int: ...
     @property
     def max_queue_long(self) -> int: ...
-
-
-OBJECTIVE = "objective_unmeetable"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,21 @@ saturation, the deadline, the objective in saturation, critical requests, guesse
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from gateway.admission.decision import AdmissionRequest, Prediction
 from gateway.admission.queue import Lane, Priority
-from gateway.admission.rules import DEADLINE, OBJECTIVE, Times, deadline_of, give_up_at, late_reason
+from gateway.admission.rules import (
+    DEADLINE,
+    OBJECTIVE,
+    Times,
+    deadline_of,
+    give_up_at,
+    late_reason,
+    queue_cap,
+)
 from gateway.admission.saturation import PoolState, State
 
 NOMINAL = PoolState(State.NOMINAL, "keeping up", 1.0, 1.0)
@@ -81,3 +91,26 @@ def test_a_waiter_gives_up_at_its_deadline_and_in_saturation_at_its_objective(
     saturated: bool, give_up: float
 ) -> None:
     assert give_up_at(TIMES, backend_s=0.3, saturated=saturated) == pytest.approx(give_up)
+
+
+@dataclass(frozen=True)
+class Caps:
+    max_queue: int = 4
+    max_queue_long: int = 2
+
+
+# (lane, waiting in the queue (the host's), of them in the long lane) -> the hard cap refusing
+QUEUE_CAPS = {
+    "room in the queue": (Lane.SHORT, 3, 2, None),
+    "the queue full": (Lane.SHORT, 4, 0, "queue_full"),
+    "a long prompt, its lane full": (Lane.LONG, 2, 2, "long_queue_full"),
+    "a short prompt is not held by the long lane": (Lane.SHORT, 2, 2, None),
+    "full beats the lane": (Lane.LONG, 4, 2, "queue_full"),
+}
+
+
+@pytest.mark.parametrize(
+    ("lane", "queued", "long", "cap"), QUEUE_CAPS.values(), ids=QUEUE_CAPS.keys()
+)
+def test_queue_caps(lane: Lane, queued: int, long: int, cap: str | None) -> None:
+    assert queue_cap(Caps(), lane, queued, long) == cap
