@@ -27,7 +27,10 @@ BURST = 8
 
 
 class Concurrency:
-    """ASGI wrapper: the most generation requests the upstream had at once."""
+    """ASGI wrapper: the most generation requests the upstream had at once. A request counts
+    from its arrival until its response's last message goes out: the app's own teardown
+    after that (the response framework's tasks) yields to the loop, and a next request the
+    gateway sent on the complete response may arrive in it."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -40,10 +43,21 @@ class Concurrency:
             return
         self.now += 1
         self.most = max(self.most, self.now)
+        counted = True
+
+        async def send_counted(message: Any) -> None:
+            nonlocal counted
+            last = message["type"] == "http.response.body" and not message.get("more_body")
+            if last and counted:  # before it leaves: nothing can follow it sooner
+                counted = False
+                self.now -= 1
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_counted)
         finally:
-            self.now -= 1
+            if counted:
+                self.now -= 1
 
 
 @pytest.fixture
