@@ -127,13 +127,39 @@ class LabelBounds:
 
 class Bounded(Generic[M]):
     """A labelled instrument whose label values go through their fits first; ``labels`` is
-    the only way in, so no call site can add a value outside the sets."""
+    the only way in, so no call site can add a value outside the sets.
+
+    The children of label values that are in the sets as they are (each fit returned its
+    value unchanged) are kept here, so a request's ``labels`` is one dict lookup rather than
+    the fits and Prometheus's own (locked) lookup; a new policy's sets (``LabelBounds.use``)
+    empty that cache. Values a fit maps elsewhere are never kept: the cache holds no more
+    label sets than the instrument's own children."""
 
     def __init__(self, metric: M, *fits: Fit) -> None:
         self.metric = metric
         self._fits = fits
+        owners = {
+            id(o): o for f in fits if isinstance(o := getattr(f, "__self__", None), LabelBounds)
+        }
+        if len(owners) > 1:
+            raise ValueError("the fits of one instrument read one LabelBounds")
+        # The sets the fits read: when they change, kept children may no longer fit.
+        self._owner: LabelBounds | None = next(iter(owners.values()), None)
+        self._seen = self._owner.sets if self._owner is not None else None
+        self._children: dict[tuple[str, ...], M] = {}
 
     def labels(self, *values: str) -> M:
+        owner = self._owner
+        if owner is not None and owner.sets is not self._seen:
+            self._children.clear()
+            self._seen = owner.sets
+        child = self._children.get(values)
+        if child is not None:
+            return child
         if len(values) != len(self._fits):
             raise ValueError(f"expected {len(self._fits)} label values, got {len(values)}")
-        return self.metric.labels(*(fit(v) for fit, v in zip(self._fits, values, strict=True)))
+        fitted = tuple(fit(v) for fit, v in zip(self._fits, values, strict=True))
+        child = self.metric.labels(*fitted)
+        if fitted == values:
+            self._children[values] = child
+        return child

@@ -1,7 +1,8 @@
 """Every Prometheus instrument of the gateway, defined once on an injected registry.
 
 Instruments with a label a client or backend can influence are ``Bounded``: their values
-are mapped into the active policy's sets (``metric_labels.py``).
+are mapped into the active policy's sets (``metric_labels.py``); so are those labelled on
+every request by values the policy or the code names (``fixed``: only their children kept).
 """
 
 from __future__ import annotations
@@ -49,10 +50,9 @@ class GatewayMetrics:
             b.status,
             b.cache,
         )
-        self.inflight = gauge(
-            "gateway_inflight_requests",
-            "Requests being served upstream, by pool",
-            ["pool"],
+        self.inflight = Bounded(
+            gauge("gateway_inflight_requests", "Requests being served upstream, by pool", ["pool"]),
+            b.fixed,
         )
 
         def latency(name: str, until: str) -> Bounded[Histogram]:
@@ -156,10 +156,11 @@ class GatewayMetrics:
             "Circuit breaker state per backend: 0 closed, 1 half-open, 2 open",
             ["backend"],
         )
-        self.admitted = counter(
-            "gateway_admitted",
-            "Requests given a slot by a pool's admission, by pool",
-            ["pool"],
+        self.admitted = Bounded(
+            counter(
+                "gateway_admitted", "Requests given a slot by a pool's admission, by pool", ["pool"]
+            ),
+            b.fixed,
         )
         self.queue_wait = histogram(
             "gateway_queue_wait_seconds",
@@ -195,17 +196,24 @@ class GatewayMetrics:
             "TTFT objective of a standard short request, by pool",
             ["pool"],
         )
-        self.ttft_predicted = histogram(
-            "gateway_ttft_predicted_seconds",
-            "Predicted TTFT of admitted requests at admission, by pool",
-            ["pool"],
-            buckets=LATENCY_BUCKETS,
+        self.ttft_predicted = Bounded(
+            histogram(
+                "gateway_ttft_predicted_seconds",
+                "Predicted TTFT of admitted requests at admission, by pool",
+                ["pool"],
+                buckets=LATENCY_BUCKETS,
+            ),
+            b.fixed,
         )
-        self.ttft_prediction_error = histogram(
-            "gateway_ttft_prediction_error_seconds",
-            "|observed - predicted| backend TTFT, by pool and direction (over | under)",
-            ["pool", "direction"],
-            buckets=LATENCY_BUCKETS,
+        self.ttft_prediction_error = Bounded(
+            histogram(
+                "gateway_ttft_prediction_error_seconds",
+                "|observed - predicted| backend TTFT, by pool and direction (over | under)",
+                ["pool", "direction"],
+                buckets=LATENCY_BUCKETS,
+            ),
+            b.fixed,
+            b.fixed,
         )
         self.retry_after = histogram(
             "gateway_retry_after_seconds",
@@ -284,11 +292,14 @@ class GatewayMetrics:
             "Where (in tokens) a session's prompt diverged from the previous one",
             buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
         )
-        self.prefix_match = histogram(
-            "gateway_route_prefix_match_ratio",
-            "Share of the prompt's prefix blocks the chosen replica is believed to hold",
-            ["pool"],
-            buckets=(0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0),
+        self.prefix_match = Bounded(
+            histogram(
+                "gateway_route_prefix_match_ratio",
+                "Share of the prompt's prefix blocks the chosen replica is believed to hold",
+                ["pool"],
+                buckets=(0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0),
+            ),
+            b.fixed,
         )
         # The backends' own figures, re-exported per backend (read at scrape time).
         self.backend_waiting = _backend_gauge(
@@ -351,10 +362,7 @@ class GatewayMetrics:
             "Cache store operations that failed (served as misses), by operation",
             ["op"],
         )
-        self.cache_entries = gauge(
-            "gateway_cache_entries",
-            "Entries in the local semantic index",
-        )
+        self.cache_entries = gauge("gateway_cache_entries", "Entries in the local semantic index")
         self.embedding_batch_seconds = histogram(
             "gateway_embedding_batch_seconds",
             "Time to embed one micro-batch",
@@ -382,9 +390,7 @@ class GatewayMetrics:
             ["result"],
         )
         self.policy_info = gauge(
-            "gateway_policy_info",
-            "The active policy: 1 for its digest",
-            ["digest"],
+            "gateway_policy_info", "The active policy: 1 for its digest", ["digest"]
         )
 
 

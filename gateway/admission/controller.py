@@ -75,8 +75,7 @@ class PoolAdmission:
         self.limit = build_limit(self.settings.limit, pool.capacity)
         self.queue = AdmissionQueue(long_lane_share=self.settings.long_lane_share)
         self.hold = HoldTimes()
-        objective = self.settings.objective
-        long_from = self.settings.long_prompt_tokens
+        objective, long_from = self.settings.objective, self.settings.long_prompt_tokens
         self.objective = None if objective is None else Objective.of(objective, long_from)
         self._deadline_factor = 3.0 if objective is None else objective.deadline_factor
         steps = tuple(step_of(s) for s in self.settings.ladder)
@@ -89,11 +88,15 @@ class PoolAdmission:
     def predict(self, request: AdmissionRequest) -> Prediction:
         backend = self.fleet.ttft(request.prompt_tokens) or 0.0
         supported = self.fleet.supported(request.prompt_tokens)
-        slots = self.slots()
-        if self._has_free_slot(slots):
-            return Prediction(0.0, backend, supported)
-        wait = self.hold.wait_s(self._ahead(request), slots, self._clock())
-        return Prediction(wait, backend, supported and self._wait_supported())
+        if (wait := self._slot_wait_s(request)) is not None:
+            supported = supported and self._wait_supported()
+        return Prediction(wait or 0.0, backend, supported)
+
+    def _slot_wait_s(self, request: AdmissionRequest) -> float | None:
+        """The wait for a slot alone, without the replicas' (costly) predictions; None: free."""
+        if self._has_free_slot(slots := self.slots()):
+            return None
+        return self.hold.wait_s(self._ahead(request), slots, self._clock())
 
     def _wait_supported(self) -> bool:
         """A wait for a slot is evidence once slot holds were seen and the slots are limits
@@ -122,9 +125,8 @@ class PoolAdmission:
 
     def _due(self, saturated: bool) -> list[tuple[Ticket, float]]:
         now, tickets = self._clock(), self.queue.ordered()
-        return due(
-            tickets, self.hold.expected_waits(len(tickets), self.slots(), now), now, saturated
-        )
+        waits = self.hold.expected_waits(len(tickets), self.slots(), now)
+        return due(tickets, waits, now, saturated)
 
     def publish(self) -> None:
         """Show the host's other workers this pool's queue and rates (``host_slots.py``)."""
@@ -236,7 +238,7 @@ class PoolAdmission:
             self.limit.on_sample(latency_s=sample, inflight=self.inflight, dropped=dropped)
         self.dispatch()
         self.recheck()
-        self._update_step(self.predict(PROBE).wait_s)
+        self._update_step(self._slot_wait_s(PROBE) or 0.0)
 
     def prefilled(self, tokens: float) -> None:
         self.prefill.done(tokens)

@@ -109,10 +109,11 @@ class TtftModel:
         "_forget",
         "_prior_a",
         "_prior_b",
+        "_reach",
+        "_seen",
         "_theta",
         "observations",
         "ratio_p90",
-        "seen",
     )
 
     def __init__(
@@ -152,6 +153,20 @@ class TtftModel:
         # costs less than building an array for numpy.
         self._coefficients = tuple(float(c) for c in value)
 
+    @property
+    def seen(self) -> np.ndarray:
+        """The largest value of each feature learned from."""
+        return self._seen
+
+    @seen.setter
+    def seen(self, value: np.ndarray) -> None:
+        self._seen = value
+        # ``supported`` runs per request and replica: six comparisons of Python floats cost
+        # less than numpy's on arrays of six (the same float64 arithmetic).
+        self._reach = tuple(
+            float(s) * SUPPORT_SLACK + a for s, a in zip(value, SUPPORT_ABS, strict=True)
+        )
+
     def predict(self, features: TtftFeatures) -> float:
         total = sum(c * x for c, x in zip(self._coefficients, features.values(), strict=True))
         return max(self._floor, total)
@@ -160,8 +175,10 @@ class TtftModel:
         """Whether the observations cover these features (no extrapolation past them)."""
         if self.observations < MIN_SUPPORT:
             return False
-        reach = self.seen * SUPPORT_SLACK + np.asarray(SUPPORT_ABS)
-        return bool(np.all(features.vector() <= reach))
+        for value, reach in zip(features.values(), self._reach, strict=True):
+            if not value <= reach:  # (a NaN is beyond any reach, as numpy compares it)
+                return False
+        return True
 
     def upper(self, features: TtftFeatures) -> float:
         """The prediction, calibrated to be exceeded about one time in ten."""

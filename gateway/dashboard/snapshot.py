@@ -53,12 +53,12 @@ _Table = defaultdict[str, defaultdict[str, float]]
 
 def _shown(m: GatewayMetrics) -> tuple[MetricWrapperBase, ...]:
     return (
-        m.admitted,
+        m.admitted.metric,
         m.shed,
         m.requests.metric,
         m.ttft.metric,
-        m.ttft_predicted,
-        m.ttft_prediction_error,
+        m.ttft_predicted.metric,
+        m.ttft_prediction_error.metric,
         m.retry_after,
         m.ttft_objective,
         m.queue_depth,

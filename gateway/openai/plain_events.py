@@ -24,7 +24,8 @@ Then ``with_model`` sets the name by splicing bytes.
 The events of one stream differ in their text only (same id, creation time, model), so the
 first plain token makes a ``Template``: its bytes before the text (``head``) and after it
 (``tail``). A later chunk that is ``head`` + text + ``tail`` with no double quote in the text
-is one plain token event: three searches for the whole chunk. It cannot be anything else
+is one plain token event: three searches for the whole chunk (``Template.line``: for each
+``data:`` line of a chunk that holds several events). It cannot be anything else
 valid: with no quote in the text, its JSON has the first event's structure (a text that ends
 in a lone backslash would escape the tail's quote, and then the tail, whose quotes pair up,
 leaves a string open: not JSON). Anything else (the role-only opening,
@@ -58,6 +59,7 @@ class Template:
     head: bytes  # ``data: `` and the JSON up to the text's opening quote
     tail: bytes  # from its closing quote to the end of the event (the blank line included)
     public_head: bytes  # ``head`` with the public model name
+    line_tail: bytes  # ``tail`` without its line breaks: the end of the ``data:`` line
 
     def frame(self, chunk: bytes) -> bytes | None:
         """``chunk``'s frame for the client when it is one event made on this template with a
@@ -71,6 +73,18 @@ class Template:
         public = self.public_head
         return chunk if public is head else public + chunk[start:]
 
+    def line(self, line: bytes) -> bytes | None:
+        """The frame of one ``data:`` line (its line break removed: a chunk of several events
+        split into lines) when it is an event made on this template with a non-empty text,
+        as ``frame`` takes a chunk; None otherwise."""
+        head, tail = self.head, self.line_tail
+        if not line.startswith(head) or not line.endswith(tail):
+            return None
+        start, end = len(head), len(line) - len(tail)
+        if end <= start or line.find(b'"', start, end) >= 0:
+            return None
+        return self.public_head + line[start:] + b"\n\n"
+
 
 def template(payload: bytes, public_payload: bytes, marker: bytes) -> Template | None:
     """The template of a plain token event (``payload``, its model made public:
@@ -82,7 +96,8 @@ def template(payload: bytes, public_payload: bytes, marker: bytes) -> Template |
     head = b"data: " + payload[:start]
     shift = len(public_payload) - len(payload)  # the model name is before the text
     public_head = b"data: " + public_payload[: start + shift]
-    return Template(head, payload[end:] + b"\n\n", head if public_head == head else public_head)
+    public_head = head if public_head == head else public_head
+    return Template(head, payload[end:] + b"\n\n", public_head, payload[end:])
 
 
 def text_marker(endpoint: str) -> bytes | None:

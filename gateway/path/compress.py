@@ -38,6 +38,8 @@ async def compress_stage(flow: Flow, services: Services) -> Flow:
     ctx, plan = compress_request(
         flow.ctx, flow.planned(), services.summaries, services.metrics, flow.headers
     )
+    if ctx is flow.ctx and plan is flow.plan:
+        return flow  # nothing to compress (a copy costs microseconds)
     return replace(flow, ctx=ctx, plan=plan)
 
 

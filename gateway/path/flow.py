@@ -5,8 +5,9 @@ A stage is ``async def stage(flow: Flow, services: Services) -> Flow | Response`
 - in: the request as the stages before it left it (``Flow``: its context, the plan, the
   admission permit, the opened exchange, the response headers decided so far), and the
   running gateway's parts (``Services``, a protocol: each stage uses only those it names);
-- out: the request for the next stage (a new ``Flow``), or the ``Response`` that ends the
-  path (a cache hit, the relayed answer);
+- out: the request for the next stage (a new ``Flow``, or the same one when the stage
+  changed nothing: it is frozen), or the ``Response`` that ends the path (a cache hit, the
+  relayed answer);
 - a refusal is raised as a ``GatewayError``: its status, body and headers are the decision,
   rendered once by the edge.
 

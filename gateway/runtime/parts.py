@@ -315,8 +315,13 @@ class Gateway:
         """The lowest predicted TTFT among the pool's routable replicas (those with a free
         slot; with none, as the next slot frees), for a prompt that misses the prefix cache
         as often as the replica's recent traffic did."""
-        best = self._best_replica(pool, prompt_tokens)
-        return None if best is None else best[0]
+        return min(
+            (
+                s.predict_ttft(u, at_next_slot=later)
+                for s, u, later in self._candidates(pool, prompt_tokens)
+            ),
+            default=None,
+        )
 
     def _ttft_supported(self, pool: str, prompt_tokens: float) -> bool:
         """Whether the best replica's prediction rests on its observations."""
@@ -324,15 +329,25 @@ class Gateway:
         return best is not None and best[1]
 
     def _best_replica(self, pool: str, prompt_tokens: float) -> tuple[float, bool] | None:
+        found = [
+            (s.predict_ttft(u, at_next_slot=later), s.ttft_supported(u, at_next_slot=later))
+            for s, u, later in self._candidates(pool, prompt_tokens)
+        ]
+        return min(found, default=None)
+
+    def _candidates(
+        self, pool: str, prompt_tokens: float
+    ) -> list[tuple[BackendState, float, bool]]:
+        """The replicas admission predicts on (with a free slot; with none, every routable
+        one, as the next slot frees), each with the prompt's tokens expected to miss its
+        prefix cache (as often as its recent traffic did), and whether it is at its next
+        slot."""
         routable = [s for s in self._states(pool) if s.routable]
         free = [s for s in routable if s.has_capacity]
         later = not free
-        found = [
-            (s.predict_ttft(u, at_next_slot=later), s.ttft_supported(u, at_next_slot=later))
-            for s in free or routable
-            for u in (prompt_tokens * (1.0 - (s.prefix_hit_rate or 0.0)),)
+        return [
+            (s, prompt_tokens * (1.0 - (s.prefix_hit_rate or 0.0)), later) for s in free or routable
         ]
-        return min(found, default=None)
 
     def learned_context(self, served: Mapping[str, int]) -> None:
         """The backends' served context lengths: pools without ``max_context`` take them."""

@@ -6,7 +6,8 @@ next to two native proxies, in one run on one fake upstream (``lineup.py``):
    time;
 2. TTFT p50/p99 at each of ``--levels`` (closed-loop streaming clients; 20 ms to the first
    token, 20 tokens 5 ms apart): direct, gateway, nginx, vllm-router;
-3. the most requests/s each target carries at ``--capacity-c`` with the fake answering at once.
+3. the most requests/s each target carries at ``--capacity-c`` with the fake answering at once,
+   and each proxy's CPU time per request meanwhile.
 
 It then checks issue 33's targets: CPU per token at most 2.0x nginx's; TTFT p50 at c=64
 within 1.15x of direct and at most nginx's ratio; max requests/s at least vllm-router's.
@@ -19,7 +20,8 @@ Parameters: ``--levels``, ``--rounds`` and ``--round-s`` (per target and level),
 ``--port`` (the fake's; targets take the next ones), ``--gateway-workers`` (the gateway's
 ``serve --workers``; default 1), ``--redis-url`` (cluster admission through that Redis: a
 lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``, ``--profile FILE``
-(py-spy's view of the gateway during the CPU rounds), ``--baseline DIR`` (another checkout's
+(py-spy's view of the gateway during the CPU rounds; with ``--profile-phase capacity``, during
+the capacity rounds), ``--baseline DIR`` (another checkout's
 gateway beside this one: an A/B in one run).
 """
 
@@ -64,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
                    "beside this one as target 'baseline' (A/B)")  # fmt: skip
     p.add_argument("--profile", type=Path, help="py-spy profile of the gateway's CPU rounds: "
                    ".svg flame graph, .json speedscope, .txt collapsed stacks")  # fmt: skip
+    p.add_argument("--profile-phase", choices=("cpu", "capacity"), default="cpu",
+                   help="the phase --profile records (default cpu)")  # fmt: skip
     p.add_argument(
         "--gateway-workers",
         type=int,
@@ -153,14 +157,16 @@ def main(argv: list[str] | None = None) -> int:
                         args.baseline, args.gateway_workers) as targets:  # fmt: skip
             if "cpu" not in skip:
                 payload = stream_payload(args.cpu_tokens, args.cpu_itl_ms)
+                profile = args.profile if args.profile_phase == "cpu" else None
                 results["cpu"] = cpu_rows(targets, args.cpu_rounds, args.cpu_streams,
-                                          args.cpu_waves, payload, args.profile)  # fmt: skip
+                                          args.cpu_waves, payload, profile)  # fmt: skip
             if "ttft" not in skip:
                 levels = [int(x) for x in args.levels.split(",")]
                 results["ttft"] = ttft_rows(targets, levels, args.rounds, args.round_s)
             if "capacity" not in skip:
+                profile = args.profile if args.profile_phase == "capacity" else None
                 results["capacity"] = capacity_rows(targets, args.capacity_c, args.rounds,
-                                                    args.round_s)  # fmt: skip
+                                                    args.round_s, profile)  # fmt: skip
     load_after = os.getloadavg()
     for name, why in failures.items():
         print(f"{name} did not start: {why}")
@@ -172,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     if "capacity" in results:
         line = ", ".join(f"{r['target']} {r['max_rps']} ({r['errors']} errors)"
                          for r in results["capacity"])  # fmt: skip
-        print(f"max requests/s (zero-delay upstream, c={args.capacity_c}): {line}\n")
+        print(f"max requests/s (zero-delay upstream, c={args.capacity_c}): {line}")
+        line = ", ".join(f"{r['target']} {r['cpu_us_per_request']}"
+                         for r in results["capacity"] if "cpu_us_per_request" in r)  # fmt: skip
+        print(f"CPU us per request meanwhile: {line}\n")
     for line in checks(results):
         print(line)
     print(f"load average (1/5/15 min) before {load_before[0]:.2f}/{load_before[1]:.2f}/"

@@ -8,7 +8,8 @@ path), and the peers ``nginx`` (``proxy_buffering off``, upstream keep-alive) an
 - ``ttft_rows``: closed-loop streaming clients at each concurrency (``measure.measure``);
 - ``cpu_rows``: CPU time per streamed token of each proxy's processes (``cpu.cpu_round``),
   rounds alternating between the proxies;
-- ``capacity_rows``: the most requests/s each target carries with the fake answering at once.
+- ``capacity_rows``: the most requests/s each target carries with the fake answering at once,
+  and each proxy's CPU time per request.
 
 Parameters: the target names, ``base_port`` (the fake's; targets take ``peers.targets.port_of``),
 the gateway's policy text, a folder for configs and logs, the installed peer binaries.
@@ -23,6 +24,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ import uvloop
 
 from gateway.children import running
 from loadtests.kit.processes import fake_argv
-from loadtests.overhead.cpu import CpuSample, cpu_round
+from loadtests.overhead.cpu import CpuSample, cpu_round, tree_cpu_s
 from loadtests.overhead.measure import Endpoint, PathStats, flat_payload, measure, ttft_ms
 from loadtests.peers.configs import Upstream
 from loadtests.peers.install import Binaries
@@ -184,13 +186,22 @@ def cpu_rows(
 
 
 def capacity_rows(
-    targets: Sequence[Target], c: int, rounds: int, round_s: float
+    targets: Sequence[Target], c: int, rounds: int, round_s: float, profile: Path | None = None
 ) -> list[dict[str, Any]]:
-    """The most requests/s each target carries at ``c`` with the fake answering at once."""
-    stats: dict[str, PathStats] = uvloop.run(
-        measure(_endpoints(targets), c, rounds, round_s, flat_payload())
-    )
-    return [
-        {"target": name, "concurrency": c, "max_rps": round(st.rps(), 1), "errors": st.errors}
-        for name, st in stats.items()
-    ]
+    """The most requests/s each target carries at ``c`` with the fake answering at once,
+    and the CPU time each proxy's processes spent per request meanwhile (``cpu.tree_cpu_s``:
+    robust to the machine's load where requests/s is not); ``profile``: a py-spy profile of
+    the gateway during these rounds written there."""
+    gateway = next((t.pid for t in targets if t.name == "gateway"), None)
+    cpu = {t.name: partial(tree_cpu_s, t.pid) for t in targets if t.pid is not None}
+    with profiled(gateway, profile):  # an idle gateway adds no samples (the others' rounds)
+        stats: dict[str, PathStats] = uvloop.run(
+            measure(_endpoints(targets), c, rounds, round_s, flat_payload(), cpu)
+        )
+    rows: list[dict[str, Any]] = []
+    for name, st in stats.items():
+        row = {"target": name, "concurrency": c, "max_rps": round(st.rps(), 1), "errors": st.errors}
+        if name in cpu:
+            row["cpu_us_per_request"] = round(st.cpu_us_per_request(), 1)
+        rows.append(row)
+    return rows

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import orjson
@@ -36,6 +36,7 @@ PAYLOAD = orjson.dumps(_REQUEST)
 # so requests/s measures what each path can carry, not the fake's timing.
 _FLAT_OUT = orjson.dumps({**_REQUEST, "fake": {"ttft_s": 0, "itl_s": 0}})
 _HEADERS = [("content-type", "application/json")]
+CpuReader = Callable[[], float]  # a process tree's CPU seconds so far
 
 
 @dataclass
@@ -44,9 +45,13 @@ class PathStats:
     completed: int = 0
     errors: int = 0
     seconds: float = 0.0
+    cpu_s: float = 0.0  # the target process tree's CPU time over the rounds (when read)
 
     def rps(self) -> float:
         return self.completed / self.seconds if self.seconds else 0.0
+
+    def cpu_us_per_request(self) -> float:
+        return self.cpu_s / self.completed * 1e6 if self.completed else float("nan")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -99,6 +104,7 @@ async def _round(
     seconds: float,
     stats: PathStats,
     payload: bytes = PAYLOAD,
+    cpu: CpuReader | None = None,
 ) -> None:
     stop = time.perf_counter() + seconds
     origin = Origin.from_url(endpoint.url)
@@ -112,8 +118,11 @@ async def _round(
                 stats.errors += 1
 
     began = time.perf_counter()
+    cpu_before = cpu() if cpu is not None else 0.0
     await asyncio.gather(*(worker() for _ in range(c)))
     stats.seconds += time.perf_counter() - began
+    if cpu is not None:
+        stats.cpu_s += cpu() - cpu_before
 
 
 async def measure(
@@ -122,9 +131,12 @@ async def measure(
     rounds: int,
     round_s: float,
     payload: bytes = PAYLOAD,
+    cpu: Mapping[str, CpuReader] | None = None,
 ) -> dict[str, PathStats]:
     """``c`` closed-loop clients on each endpoint in turn, ``rounds`` times (interleaved, so
-    every path sees the same machine noise), after a short warm-up of each."""
+    every path sees the same machine noise), after a short warm-up of each; ``cpu``: by
+    endpoint name, a reading of its process's CPU seconds, taken around each round."""
+    cpu = cpu or {}
     results = {name: PathStats() for name in endpoints}
     pool = ConnectionPool(max_idle_per_origin=c + 8)
     try:
@@ -132,7 +144,7 @@ async def measure(
             await _round(pool, endpoint, c, 0.5, PathStats(), payload)
         for _ in range(rounds):
             for name, endpoint in endpoints.items():
-                await _round(pool, endpoint, c, round_s, results[name], payload)
+                await _round(pool, endpoint, c, round_s, results[name], payload, cpu.get(name))
     finally:
         pool.close()
     return results

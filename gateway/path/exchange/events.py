@@ -95,10 +95,16 @@ class EventRelay:
 
     def _frames(self, lines: list[bytes]) -> bytes:
         out: list[bytes] = []
-        marker = self._marker
+        marker, template = self._marker, self._template
         for line in lines:
             if not line:
                 continue  # the blank line that ends each event
+            if template is not None:  # several events in one chunk: each line checked
+                frame = template.line(line)
+                if frame is not None:
+                    self._note_plain(frame)
+                    out.append(frame)
+                    continue
             if marker is not None and line.startswith(b"data: {"):
                 payload = line[6:]
                 if self._secrets:
@@ -106,7 +112,7 @@ class EventRelay:
                 plain = plain_events.plain_token(payload, marker, self._public_json)
                 if plain is not None:
                     if self._template is None and not self._secrets:  # (it would not redact)
-                        self._template = plain_events.template(payload, plain, marker)
+                        self._template = template = plain_events.template(payload, plain, marker)
                     frame = b"data: " + plain + b"\n\n"
                     self._note_plain(frame)
                     out.append(frame)

@@ -112,6 +112,16 @@ SUPPORT: dict[str, tuple[list[TtftFeatures], TtftFeatures, bool]] = {
         TtftFeatures(500, 1000, 6, 4),
         True,
     ),
+    "just past the reach (6 is x1.25 + 1 of 4)": (
+        [TtftFeatures(500, 1000, 4, 3)] * 3,
+        TtftFeatures(500, 1000, 6.01, 4),
+        False,
+    ),
+    "a feature that is not a number: never supported": (
+        [TtftFeatures(500, 1000, 4, 3)] * 3,
+        TtftFeatures(500, float("nan"), 4, 3),
+        False,
+    ),
     "in flight far past anything seen: an extrapolation": (
         [TtftFeatures(500, 1000, 4, 3)] * 3,
         TtftFeatures(500, 1000, 60, 3),

@@ -63,3 +63,46 @@ def test_a_new_policy_brings_its_own_sets_and_bounded_counts_through_them() -> N
     assert registry.get_sample_value("c_total", {"model": "made-up", "status": "200"}) == 1
     with pytest.raises(ValueError, match="expected 2 label values"):
         counter.labels("fast")
+
+
+# (values asked, in order) -> (children kept afterwards, the count of each series)
+KEPT: dict[str, tuple[list[tuple[str, str]], int, dict[tuple[str, str], float]]] = {
+    "in the sets: kept once": (
+        [("fast", "200")] * 3,
+        1,
+        {("fast", "200"): 3},
+    ),
+    "mapped elsewhere: never kept": (
+        [(f"made-up-{i}", "200") for i in range(50)],
+        0,
+        {("unknown", "200"): 50},
+    ),
+    "a status out of range: never kept": (
+        [("fast", "600"), ("fast", "600"), ("fast", "201")],
+        1,
+        {("fast", "other"): 2, ("fast", "201"): 1},
+    ),
+}
+
+
+@pytest.mark.parametrize(("asked", "kept", "counts"), KEPT.values(), ids=list(KEPT))
+def test_children_kept_only_for_values_in_the_sets(
+    asked: list[tuple[str, str]], kept: int, counts: dict[tuple[str, str], float]
+) -> None:
+    bounds = _bounds()
+    registry = CollectorRegistry()
+    counter = Bounded(
+        Counter("c", "doc", ["model", "status"], registry=registry), bounds.model, bounds.status
+    )
+    for values in asked:
+        counter.labels(*values).inc()
+    assert len(counter._children) == kept  # the cache is no larger than the sets allow
+    for (model, status), count in counts.items():
+        labels = {"model": model, "status": status}
+        assert registry.get_sample_value("c_total", labels) == count
+
+
+def test_fits_of_two_bounds_are_refused() -> None:
+    counter = Counter("c", "doc", ["model", "tenant"], registry=CollectorRegistry())
+    with pytest.raises(ValueError, match="one LabelBounds"):
+        Bounded(counter, _bounds().model, _bounds().tenant)

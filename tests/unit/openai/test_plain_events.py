@@ -171,3 +171,32 @@ def test_the_public_name_already_there_relays_the_chunk_itself() -> None:
     made = _made(_chat(model="bench"))
     chunk = _frame(_chat(" next", model="bench"))
     assert made.frame(chunk) is chunk
+
+
+# name -> (one line of a chunk that holds several events, whether the template takes it)
+LINES: dict[str, tuple[bytes, bool]] = {
+    "another text": (_frame(_chat(" next"))[:-2], True),
+    "multibyte text": (_frame(_chat("é😀"))[:-2], True),
+    "a quote in the text": (_frame(_chat('"'))[:-2], False),
+    "empty text": (_frame(_chat(""))[:-2], False),
+    "the finishing event": (_frame(_chat(None))[:-2], False),
+    "another id": (_frame(_chat(id="c-2"))[:-2], False),
+    "half an event": (_frame(_chat(" a"))[:-30], False),
+    "the line with its break still on": (_frame(_chat(" a")), False),
+    "the end of the stream": (b"data: [DONE]", False),
+    "a comment": (b": keep-alive", False),
+}
+
+
+@pytest.mark.parametrize(("line", "taken"), LINES.values(), ids=LINES.keys())
+def test_a_template_takes_the_lines_of_the_same_events_and_no_others(
+    line: bytes, taken: bool
+) -> None:
+    made = _made()
+    out = made.line(line)
+    assert (out is not None) == taken
+    if out is not None:
+        assert out.startswith(b"data: ")
+        assert out.endswith(b"\n\n")
+        assert orjson.loads(out[6:]) == _parsed_way(line[6:])
+        assert out == made.frame(line + b"\n\n")  # as the chunk of that one event

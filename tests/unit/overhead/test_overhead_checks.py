@@ -3,6 +3,7 @@ CPU reading of a process tree."""
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from loadtests.overhead.cli import checks
 from loadtests.overhead.cpu import tree_cpu_s
+from loadtests.overhead.measure import PathStats
 
 
 def _results(gw_cpu: float, gw_ratio: float, gw_rps: float) -> dict[str, list[dict[str, Any]]]:
@@ -52,3 +54,16 @@ def test_tree_cpu_reads_this_process() -> None:
     before = tree_cpu_s(os.getpid())
     sum(i * i for i in range(200_000))
     assert tree_cpu_s(os.getpid()) >= before > 0
+
+
+@pytest.mark.parametrize(
+    ("cpu_s", "completed", "expected"),
+    [(0.002, 4, 500.0), (1.5, 1000, 1500.0), (0.0, 10, 0.0)],
+)
+def test_cpu_per_request(cpu_s: float, completed: int, expected: float) -> None:
+    stats = PathStats(completed=completed, cpu_s=cpu_s)
+    assert stats.cpu_us_per_request() == pytest.approx(expected)
+
+
+def test_cpu_per_request_of_nothing_is_nan() -> None:
+    assert math.isnan(PathStats(cpu_s=1.0).cpu_us_per_request())

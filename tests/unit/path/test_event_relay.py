@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from gateway.cache.store.capture import AnswerCapture
+from gateway.openai import plain_events
 from gateway.path.exchange.events import EventRelay
 from gateway.recovery.continuation import Relayed
 
@@ -116,3 +117,22 @@ def test_secrets_are_redacted_from_every_plain_token() -> None:
     assert b"sekret" not in out
     assert out.count(b"[REDACTED]") == 2
     assert events.token_events == 3
+
+
+def test_several_events_a_chunk_go_by_the_template_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[bytes] = []
+    plain_token = plain_events.plain_token
+
+    def counted(payload: bytes, marker: bytes, public: bytes) -> bytes | None:
+        checked.append(payload)
+        return plain_token(payload, marker, public)
+
+    monkeypatch.setattr(plain_events, "plain_token", counted)
+    events = EventRelay(_lease("chat"), None)
+    events.feed(_delta({"content": " a"}))  # makes the template
+    out = events.feed(b"".join(_delta({"content": t}) for t in [" b", " c", ' "d"', " e"]))
+    assert len(checked) == 2  # the first event, and the one with a quote in its text
+    assert events.token_events == 5
+    assert [orjson.loads(f[6:])["choices"][0]["delta"]["content"] for f in
+            out.split(b"\n\n") if f] == [" b", " c", ' "d"', " e"]  # fmt: skip
+    assert {orjson.loads(f[6:])["model"] for f in out.split(b"\n\n") if f} == {"bench"}
