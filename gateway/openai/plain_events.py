@@ -64,26 +64,26 @@ class Template:
     def frame(self, chunk: bytes) -> bytes | None:
         """``chunk``'s frame for the client when it is one event made on this template with a
         non-empty text; None otherwise."""
-        head = self.head
-        if not chunk.startswith(head) or not chunk.endswith(self.tail):
-            return None
-        start, end = len(head), len(chunk) - len(self.tail)
-        if end <= start or chunk.find(b'"', start, end) >= 0:
+        if not self._fits(chunk, self.tail):
             return None
         public = self.public_head
-        return chunk if public is head else public + chunk[start:]
+        return chunk if public is self.head else public + chunk[len(self.head) :]
 
     def line(self, line: bytes) -> bytes | None:
         """The frame of one ``data:`` line (its line break removed: a chunk of several events
         split into lines) when it is an event made on this template with a non-empty text,
         as ``frame`` takes a chunk; None otherwise."""
-        head, tail = self.head, self.line_tail
-        if not line.startswith(head) or not line.endswith(tail):
+        if not self._fits(line, self.line_tail):
             return None
-        start, end = len(head), len(line) - len(tail)
-        if end <= start or line.find(b'"', start, end) >= 0:
-            return None
-        return self.public_head + line[start:] + b"\n\n"
+        return self.public_head + line[len(self.head) :] + b"\n\n"
+
+    def _fits(self, data: bytes, tail: bytes) -> bool:
+        """``data`` is ``head`` + a non-empty text without a double quote + ``tail``."""
+        head = self.head
+        if not data.startswith(head) or not data.endswith(tail):
+            return False
+        start, end = len(head), len(data) - len(tail)
+        return end > start and data.find(b'"', start, end) < 0
 
 
 def template(payload: bytes, public_payload: bytes, marker: bytes) -> Template | None:

@@ -50,3 +50,24 @@ def frame(payload: bytes) -> bytes:
 
 def frame_json(obj: dict[str, Any]) -> bytes:
     return frame(orjson.dumps(obj))
+
+
+class Unread:
+    """Event frames relayed without a parse (``data: `` + one JSON object + a blank line),
+    kept as sent and parsed only when someone reads them (``take``)."""
+
+    __slots__ = ("_frames",)
+
+    def __init__(self) -> None:
+        self._frames: list[bytes] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._frames)
+
+    def keep(self, frame: bytes) -> None:
+        self._frames.append(frame)
+
+    def take(self) -> list[dict[str, Any]]:
+        """The kept events, parsed, oldest first; none are kept after."""
+        frames, self._frames = self._frames, []
+        return [orjson.loads(frame[6:]) for frame in frames]

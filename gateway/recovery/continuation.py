@@ -49,7 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
+from gateway.openai.sse import Unread
 
 # A backend's way to continue (``BackendSpec.continue_with``, resolved by the policy).
 NONE = "none"
@@ -69,7 +69,7 @@ class Relayed:
     _stream_id: str | None = field(default=None, init=False)
     _created: int | None = field(default=None, init=False)
     _other_than_text: bool = field(default=False, init=False)
-    _kept: list[bytes] = field(default_factory=list, init=False)  # not read yet
+    _kept: Unread = field(default_factory=Unread, init=False)
     prompt_tokens: int | None = None  # the first attempt's
     model: str | None = None
     continuations: int = 0
@@ -112,7 +112,7 @@ class Relayed:
     def keep(self, frame: bytes) -> None:
         """Note one relayed chat or completion chunk, as its frame (``data: `` + JSON + a
         blank line), read only when asked."""
-        self._kept.append(frame)
+        self._kept.keep(frame)
 
     def see(self, event: dict[str, Any]) -> None:
         """Note one relayed chat or completion chunk."""
@@ -121,9 +121,7 @@ class Relayed:
 
     def _read_kept(self) -> None:
         if self._kept:
-            kept, self._kept = self._kept, []
-            for frame in kept:
-                event = orjson.loads(frame[6:])  # ``data: `` + one JSON object
+            for event in self._kept.take():
                 self._see(event)
 
     def _see(self, event: dict[str, Any]) -> None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from gateway.cache.store.eligibility import storable_answer
+from gateway.openai.sse import Unread
 
 
 class AnswerCapture:
@@ -31,7 +30,7 @@ class AnswerCapture:
         self._finish: str | None = None
         self._role = "assistant"
         self._spoilt = False
-        self._kept: list[bytes] = []  # events relayed the fast way, not read yet
+        self._kept = Unread()  # events relayed the fast way
 
     def whole(self, answer: dict[str, Any]) -> None:
         """A non-streaming answer, as relayed."""
@@ -41,7 +40,7 @@ class AnswerCapture:
     def keep(self, frame: bytes) -> None:
         """One streamed event as relayed without being parsed (``openai/plain_events.py``;
         ``data: `` + JSON + a blank line): read with the next parsed one, or at the end."""
-        self._kept.append(frame)
+        self._kept.keep(frame)
 
     def event(self, chunk: dict[str, Any]) -> None:
         """One streamed event, as relayed."""
@@ -50,9 +49,8 @@ class AnswerCapture:
         self._event(chunk)
 
     def _read_kept(self) -> None:
-        kept, self._kept = self._kept, []
-        for frame in kept:
-            self._event(orjson.loads(frame[6:]))  # ``data: `` + one JSON object
+        for event in self._kept.take():
+            self._event(event)
 
     def _event(self, chunk: dict[str, Any]) -> None:
         if self._spoilt:
