@@ -61,6 +61,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
+from gateway.policy.compile import UNBOUNDED
 from gateway.schema import Limit
 
 # Absorbs float error in ``limit * backoff_ratio`` (e.g. 0.3 * 10 == 3.0000000000000004 is
@@ -252,6 +253,13 @@ class GradientLimit:
         target = self._estimate * gradient + settings.queue_size
         smoothed = self._estimate * (1.0 - settings.smoothing) + target * settings.smoothing
         self._estimate = max(float(settings.min_limit), min(float(settings.max_limit), smoothed))
+
+
+def limit_binds(settings: Limit, capacity: int) -> bool:
+    """Whether the pool's limit can ever hold a request back: an adaptive one can; a static
+    one only when something caps it (a backend's ``max_inflight`` on each, or ``max_limit``).
+    A limit that cannot bind needs no cluster lease (each would be granted)."""
+    return settings.kind != "static" or (settings.max_limit or capacity) < UNBOUNDED
 
 
 def build_limit(settings: Limit, capacity: int) -> LimitAlgorithm:

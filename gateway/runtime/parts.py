@@ -24,6 +24,7 @@ from gateway.admission.controller import PoolAdmission
 from gateway.admission.fleet import FleetView
 from gateway.admission.host_slots import ALONE, HostSlots
 from gateway.admission.lease_gate import LeaseGate
+from gateway.admission.limits import limit_binds
 from gateway.backends.discovery import Discovery
 from gateway.backends.registry import BackendRegistry
 from gateway.backends.state import BackendState, Health
@@ -258,7 +259,7 @@ class Gateway:
                         limits_shown=partial(self._limits_shown, name),
                         waiting=partial(self._engine_waiting, name),
                     ),
-                    leases=self.lease_gates(name) if self.lease_gates else None,
+                    leases=self._lease_gate(pool),
                     host=self._host_slots(pool),
                 )
             watch_admission(self.metrics, fresh[name])
@@ -276,8 +277,14 @@ class Gateway:
     def attach_lease_gates(self, gates: Callable[[str], LeaseGate]) -> None:
         """Cluster admission started: every pool's slots now also need its gate's lease."""
         self.lease_gates = gates
-        for name, admission in self.admissions.items():
-            admission.pump.leases = gates(name)
+        for admission in self.admissions.values():
+            admission.pump.leases = self._lease_gate(admission.pool)
+
+    def _lease_gate(self, pool: PoolSpec) -> LeaseGate | None:
+        """The pool's cluster lease gate, where its limit can bind: an uncapped static limit
+        grants every lease, and asking Redis for one would only delay each request."""
+        binds = limit_binds(pool.settings.admission.limit, pool.capacity)
+        return self.lease_gates(pool.name) if self.lease_gates and binds else None
 
     def _states(self, pool: str) -> list[BackendState]:
         return self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
