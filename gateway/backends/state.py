@@ -340,11 +340,13 @@ class BackendState:
 
     @property
     def overflowing(self) -> bool:
-        """More sent than it was ever seen running, its batch size not yet confirmed: the
-        next read of its metrics may show that batch full, or running more (``load_watch.py``
+        """More in it (ours and others': two gateways each under its most can fill it
+        together) than it was ever seen running, its batch size not yet confirmed: the next
+        read of its metrics may show that batch full, or running more (``load_watch.py``
         reads it at once)."""
         # Only an engine whose metrics were read can tell.
-        return self.metrics_read and not self.batch_known and self.slots_seen < self.host_inflight
+        total = self.host_inflight + self.others
+        return self.metrics_read and not self.batch_known and self.slots_seen < total
 
     @property
     def shared(self) -> bool:

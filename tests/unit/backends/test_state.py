@@ -340,6 +340,31 @@ def test_a_backend_sent_more_than_it_ran_is_read_again_at_once(
     assert state.overflowing is overflowing
 
 
+# (ours at the read, what it ran, ours now) -> read again at once (its batch not known)
+WITH_OTHERS: dict[str, tuple[int, Load, int, bool]] = {
+    "another gateway's two beside our two, one more of ours: full together": (
+        2, Load(running=4), 3, True),
+    "theirs gone at the read: ours alone under its most": (2, Load(running=2), 3, False),
+    "theirs beside ours, none added": (2, Load(running=4), 2, False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ours_at_read", "load", "ours_now", "overflowing"), WITH_OTHERS.values(), ids=WITH_OTHERS
+)
+def test_others_requests_count_toward_an_engines_overflow(
+    ours_at_read: int, load: Load, ours_now: int, overflowing: bool
+) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry(VLLM.replace(", max_inflight: 4", ""))
+    fold_load(state, Load(running=4), 0.0)  # seen running four
+    state.inflight = ours_at_read
+    fold_load(state, load, state.clock())
+    state.inflight = ours_now
+    assert state.overflowing is overflowing
+
+
 @pytest.mark.parametrize(
     ("gap_s", "cap"),
     [
