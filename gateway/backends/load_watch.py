@@ -11,7 +11,9 @@ gateway sends it no more than that at once (``BackendState.dispatch_cap``; one m
 second such read, at least ``CONFIRM_GAP_S`` later, confirms the size: ``learn_batch``).
 Until then, a backend sent more than it was ever seen running
 (``BackendState.overflowing``) is read again every ``OVERFLOW_TICK_S``, so the first burst
-learns the batch within a tick, and one with room shows it as fast. A read is believed for
+learns the batch within a tick, and one with room shows it as fast. One that other gateways
+use too (``BackendState.with_others``) is read every ``SHARED_TICK_S``: what they send there
+shows only in its reads. A read is believed for
 ``FRESH_READS`` scrape intervals (``BackendState.report_fresh``).
 Separate from health probes because routing wants fresher load than liveness needs.
 """
@@ -32,7 +34,7 @@ from gateway.upstream import ConnectionPool
 log = logging.getLogger(__name__)
 
 OVERFLOW_TICK_S = 0.05  # how soon an engine sent more than it was seen running is read
-SHARED_TICK_S = 0.2  # how often an engine whose batch others use too is read
+SHARED_TICK_S = 0.2  # how often an engine other gateways use too is read
 CONFIRM_GAP_S = 1.0  # the least time between two reads that confirm a batch size
 FRESH_READS = 2  # a read is believed for this many scrape intervals
 
@@ -68,10 +70,10 @@ class LoadWatcher:
     async def scrape_overflowing(self, shared: bool = False) -> None:
         """Read at once the backends sent more than they were seen running: a burst that
         fills an engine's batch is capped within a tick, not a scrape interval later; and,
-        with ``shared``, those whose batch others use too."""
+        with ``shared``, those other gateways use too."""
         timeout_s = self._policy().source.health.timeout_s
         wanted = [s for s in self._states() if s.routable and scrapes(s.spec.engine)]
-        due = [s for s in wanted if s.overflowing or (shared and s.shared)]
+        due = [s for s in wanted if s.overflowing or (shared and s.with_others)]
         await asyncio.gather(*(self._scrape(s, timeout_s) for s in due))
 
     async def scrape_all(self) -> None:

@@ -349,10 +349,15 @@ class BackendState:
         return self.metrics_read and not self.batch_known and self.slots_seen < total
 
     @property
+    def with_others(self) -> bool:
+        """Others were seen in it within ``SHARE_MEMORY_S``: read it often, their use
+        changes what it has left (and, before its batch is known, whether ours overflow it)."""
+        return self.clock() - self.others_at <= SHARE_MEMORY_S
+
+    @property
     def shared(self) -> bool:
-        """Its known batch is shared with others (seen within ``SHARE_MEMORY_S``): read
-        it often, their use changes."""
-        return self.batch_limited and self.clock() - self.others_at <= SHARE_MEMORY_S
+        """Its known batch is shared with others: this gateway keeps to half of it."""
+        return self.batch_limited and self.with_others
 
     @property
     def has_capacity(self) -> bool:

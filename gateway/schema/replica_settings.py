@@ -68,8 +68,11 @@ class Scheduling(_Strict):
         gt=0,
         le=1,
     )
-    seed: int = Field(
-        description="Seed of the draw between equally scored replicas", default=0, ge=0
+    seed: int | None = Field(
+        description="Seed of the draw between equally scored replicas; default: drawn per "
+        "process, so gateway replicas and workers do not all pick the same replica at once",
+        default=None,
+        ge=0,
     )
 
 

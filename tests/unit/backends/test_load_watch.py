@@ -52,3 +52,30 @@ async def test_only_backends_sent_more_than_they_ran_are_read_at_once() -> None:
     watcher.read = []
     await watcher.scrape_overflowing()
     assert sorted(watcher.read) == ["over", "probing"]
+
+
+def _seen(name: str, others: int, known: bool) -> BackendState:
+    """A replica read at t=10 with ``others`` requests of other gateways in it (ours: 1)."""
+    state = BackendState(spec(name, max_inflight=64), clock=lambda: 10.0)
+    state.inflight = 1
+    if known:  # two full reads: its batch of 4 is known
+        for second in (5.0, 7.0):
+            fold_load(state, Load(running=4, waiting=1), second)
+    fold_load(state, Load(running=1 + others), 10.0)
+    return state
+
+
+async def test_on_the_shared_tick_replicas_other_gateways_use_are_read_too() -> None:
+    states = [
+        _seen("alone", 0, known=True),
+        _seen("others, batch known", 2, known=True),
+        _seen("others, batch not known yet", 2, known=False),
+    ]
+    compiled = policy(POLICY)
+    watcher = _Watcher(None, lambda: compiled, lambda: states)  # type: ignore[arg-type]
+    watcher.read = []
+    await watcher.scrape_overflowing(shared=True)
+    assert sorted(watcher.read) == ["others, batch known", "others, batch not known yet"]
+    watcher.read = []
+    await watcher.scrape_overflowing(shared=False)  # between shared ticks: none of them
+    assert watcher.read == []

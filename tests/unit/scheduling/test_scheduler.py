@@ -26,11 +26,9 @@ def _policy(scheduling: str = "") -> CompiledPolicy:
             max_inflight: 64"""
         for i, n in enumerate("abc")
     )
-    extra = (
-        f"\n        pools:\n          small:\n            scheduling: {scheduling}"
-        if scheduling
-        else ""
-    )
+    # Ties are drawn with a seeded RNG here (by default each process draws its own seed).
+    seeded = scheduling if "seed" in scheduling else "{seed: 0, " + (scheduling[1:] or "}")
+    extra = f"\n        pools:\n          small:\n            scheduling: {seeded}"
     return policy(
         f"""
         backends:{backends}
