@@ -345,6 +345,8 @@ class PoolAdmission:
     def dispatch(self) -> None:
         if self.pump.leases is not None:
             return  # the pump dispatches, once the lease is back
+        if not self.queue:
+            return  # nobody to grant (the common case: every release and first token)
         slots = self.slots()  # granting changes who is in flight, not the engines' slots
         with self.host.locked():
             while self.inflight + self.host.held() < slots and self.prefill.has_room():
