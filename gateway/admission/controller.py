@@ -317,15 +317,10 @@ class PoolAdmission:
         """A waiter's limits and its replica's predicted TTFT (the ``decision``'s, or now)."""
         if decision is None:
             objective = self.objective_s(request)
-            backend = self._backend_s(request)
+            backend = (self.fleet.ttft(request.prompt_tokens) or (0.0, False))[0]
         else:
             objective, backend = decision.objective_s, decision.prediction.backend_s
         return deadline_of(request, objective, self._deadline_factor, now), backend
-
-    def _backend_s(self, request: AdmissionRequest) -> float:
-        """The best replica's predicted TTFT for ``request`` (0 with none)."""
-        best = self.fleet.ttft(request.prompt_tokens)
-        return 0.0 if best is None else best[0]
 
     def _gave_up(self, ticket: Ticket) -> GatewayError:
         """A waiter's refusal at its give-up time, with the wait it still had ahead."""
@@ -343,10 +338,8 @@ class PoolAdmission:
             granted.cancel()
 
     def dispatch(self) -> None:
-        if self.pump.leases is not None:
-            return  # the pump dispatches, once the lease is back
-        if not self.queue:
-            return  # nobody to grant (the common case: every release and first token)
+        if self.pump.leases is not None or not self.queue:
+            return  # the pump dispatches, once the lease is back; or nobody waits (most calls)
         slots = self.slots()  # granting changes who is in flight, not the engines' slots
         with self.host.locked():
             while self.inflight + self.host.held() < slots and self.prefill.has_room():
@@ -379,7 +372,7 @@ class PoolAdmission:
     def _late_refusal(self, ticket: Ticket, wait: float) -> GatewayError:
         """A waiter's refusal: with ``wait`` still to go, it cannot be served in time."""
         waiter = waiter_of(ticket)
-        prediction = Prediction(wait, self._backend_s(waiter.request))
+        prediction = Prediction(wait, (self.fleet.ttft(waiter.request.prompt_tokens) or (0,))[0])
         queued = max(0.0, self._clock() - ticket.enqueued_at)
         reason = waiter.missed(self._clock(), wait)
         return self._refused(waiter.request, reason, prediction, waiter.times.deadline, queued)

@@ -152,7 +152,8 @@ class TtftModel:
         self._theta = value
         # Predictions run per request and replica: a dot product of six floats in Python
         # costs less than building an array for numpy.
-        self._coefficients = tuple(value.tolist())
+        coefficients: list[float] = value.tolist()
+        self._coefficients = tuple(coefficients)
 
     @property
     def seen(self) -> np.ndarray:
@@ -164,9 +165,8 @@ class TtftModel:
         self._seen = value
         # ``supported`` runs per request and replica: six comparisons of Python floats cost
         # less than numpy's on arrays of six (the same float64 arithmetic).
-        self._reach = tuple(
-            s * SUPPORT_SLACK + a for s, a in zip(value.tolist(), SUPPORT_ABS, strict=True)
-        )
+        seen: list[float] = value.tolist()
+        self._reach = tuple(s * SUPPORT_SLACK + a for s, a in zip(seen, SUPPORT_ABS, strict=True))
 
     def predict(self, features: TtftFeatures) -> float:
         total = sum(c * x for c, x in zip(self._coefficients, features.values(), strict=True))
