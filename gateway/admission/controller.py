@@ -86,8 +86,8 @@ class PoolAdmission:
         self.pump = LeasePump(self, leases)
 
     def predict(self, request: AdmissionRequest) -> Prediction:
-        backend = self.fleet.ttft(request.prompt_tokens) or 0.0
-        supported = self.fleet.supported(request.prompt_tokens)
+        best = self.fleet.ttft(request.prompt_tokens)
+        backend, supported = best if best is not None else (0.0, False)
         if (wait := self._slot_wait_s(request)) is not None:
             supported = supported and self._wait_supported()
         return Prediction(wait or 0.0, backend, supported)
@@ -317,7 +317,7 @@ class PoolAdmission:
         """A waiter's limits and its replica's predicted TTFT (the ``decision``'s, or now)."""
         if decision is None:
             objective = self.objective_s(request)
-            backend = self.fleet.ttft(request.prompt_tokens) or 0.0
+            backend = (self.fleet.ttft(request.prompt_tokens) or (0.0, False))[0]
         else:
             objective, backend = decision.objective_s, decision.prediction.backend_s
         return deadline_of(request, objective, self._deadline_factor, now), backend
@@ -338,8 +338,8 @@ class PoolAdmission:
             granted.cancel()
 
     def dispatch(self) -> None:
-        if self.pump.leases is not None:
-            return  # the pump dispatches, once the lease is back
+        if self.pump.leases is not None or not self.queue:
+            return  # the pump dispatches, once the lease is back; or nobody waits (most calls)
         slots = self.slots()  # granting changes who is in flight, not the engines' slots
         with self.host.locked():
             while self.inflight + self.host.held() < slots and self.prefill.has_room():
@@ -372,7 +372,7 @@ class PoolAdmission:
     def _late_refusal(self, ticket: Ticket, wait: float) -> GatewayError:
         """A waiter's refusal: with ``wait`` still to go, it cannot be served in time."""
         waiter = waiter_of(ticket)
-        prediction = Prediction(wait, self.fleet.ttft(waiter.request.prompt_tokens) or 0.0)
+        prediction = Prediction(wait, (self.fleet.ttft(waiter.request.prompt_tokens) or (0,))[0])
         queued = max(0.0, self._clock() - ticket.enqueued_at)
         reason = waiter.missed(self._clock(), wait)
         return self._refused(waiter.request, reason, prediction, waiter.times.deadline, queued)

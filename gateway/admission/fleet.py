@@ -19,10 +19,10 @@ def _no_load() -> tuple[float, float]:
 class FleetView:
     # (requests waiting in the engines, mean KV cache usage): the overload ladder's signals
     load: Callable[[], tuple[float, float]] = _no_load
-    # the best replica's predicted TTFT for a prompt of so many tokens (None: no replica)
-    ttft: Callable[[float], float | None] = lambda tokens: None
-    # ... and whether that prediction rests on observations (``TtftModel.supported``)
-    supported: Callable[[float], bool] = lambda tokens: True
+    # the best replica's predicted TTFT for a prompt of so many tokens, and whether that
+    # prediction rests on observations (``TtftModel.supported``); None: no replica. One
+    # call: the replicas' features are read once for both.
+    ttft: Callable[[float], tuple[float, bool] | None] = lambda tokens: (0.0, True)
     # what the routable replicas take at once (``BackendState.dispatch_cap``; None: unknown)
     slots: Callable[[], int | None] = lambda: None
     # ... and whether those are limits the replicas showed, not probes of their room

@@ -278,6 +278,15 @@ class BackendState:
             return False
         return self.ttft_model.supported(self._features(uncached_tokens, at_next_slot))
 
+    def ttft_prediction(
+        self, uncached_tokens: float, *, at_next_slot: bool = False
+    ) -> tuple[float, bool]:
+        """``predict_ttft`` and ``ttft_supported`` at once (the features read once)."""
+        features = self._features(uncached_tokens, at_next_slot)
+        model = self.ttft_model
+        supported = (at_next_slot or not self.shows_room) and model.supported(features)
+        return model.upper(features), supported
+
     def _features(self, uncached_tokens: float, at_next_slot: bool) -> TtftFeatures:
         if at_next_slot:
             return self.next_slot_features(uncached_tokens)

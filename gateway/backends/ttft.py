@@ -47,6 +47,7 @@ it under-predicted, without a hand-set margin.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,7 +152,8 @@ class TtftModel:
         self._theta = value
         # Predictions run per request and replica: a dot product of six floats in Python
         # costs less than building an array for numpy.
-        self._coefficients = tuple(float(c) for c in value)
+        coefficients: list[float] = value.tolist()
+        self._coefficients = tuple(coefficients)
 
     @property
     def seen(self) -> np.ndarray:
@@ -163,9 +165,8 @@ class TtftModel:
         self._seen = value
         # ``supported`` runs per request and replica: six comparisons of Python floats cost
         # less than numpy's on arrays of six (the same float64 arithmetic).
-        self._reach = tuple(
-            float(s) * SUPPORT_SLACK + a for s, a in zip(value, SUPPORT_ABS, strict=True)
-        )
+        seen: list[float] = value.tolist()
+        self._reach = tuple(s * SUPPORT_SLACK + a for s, a in zip(seen, SUPPORT_ABS, strict=True))
 
     def predict(self, features: TtftFeatures) -> float:
         total = sum(c * x for c, x in zip(self._coefficients, features.values(), strict=True))
@@ -182,14 +183,18 @@ class TtftModel:
 
     def upper(self, features: TtftFeatures) -> float:
         """The prediction, calibrated to be exceeded about one time in ten."""
-        return self.predict(features) * self.ratio_p90
+        return self.calibrated(self.predict(features))
+
+    def calibrated(self, predicted_s: float) -> float:
+        """``upper`` of a prediction already made."""
+        return predicted_s * self.ratio_p90
 
     def observe(self, features: TtftFeatures, observed_s: float, predicted_s: float) -> float:
         """Learn from one first token; the prediction's error (observed - predicted)."""
-        if not np.isfinite(observed_s) or observed_s < 0.0:
+        if not math.isfinite(observed_s) or observed_s < 0.0:
             return 0.0
         x = features.vector()
-        self._a = self._forget * self._a + np.outer(x, x)
+        self._a = self._forget * self._a + x[:, None] * x  # x xᵀ
         self._b = self._forget * self._b + x * observed_s
         self.theta = np.linalg.solve(self._a + self._prior_a, self._b + self._prior_b)
         self.observations += 1

@@ -254,7 +254,6 @@ class Gateway:
                     fleet=FleetView(
                         load=partial(self._pool_load, name),
                         ttft=partial(self._best_ttft, name),
-                        supported=partial(self._ttft_supported, name),
                         slots=partial(self._engine_slots, name),
                         limits_shown=partial(self._limits_shown, name),
                         waiting=partial(self._engine_waiting, name),
@@ -318,29 +317,18 @@ class Gateway:
             return chars / 4  # nobody to ask: the usual four characters a token
         return sum(s.token_count.estimate(chars) for s in states) / len(states)
 
-    def _best_ttft(self, pool: str, prompt_tokens: float) -> float | None:
+    def _best_ttft(self, pool: str, prompt_tokens: float) -> tuple[float, bool] | None:
         """The lowest predicted TTFT among the pool's routable replicas (those with a free
         slot; with none, as the next slot frees), for a prompt that misses the prefix cache
-        as often as the replica's recent traffic did."""
+        as often as the replica's recent traffic did, and whether it rests on that replica's
+        observations; None without a routable replica."""
         return min(
             (
-                s.predict_ttft(u, at_next_slot=later)
+                s.ttft_prediction(u, at_next_slot=later)
                 for s, u, later in self._candidates(pool, prompt_tokens)
             ),
             default=None,
         )
-
-    def _ttft_supported(self, pool: str, prompt_tokens: float) -> bool:
-        """Whether the best replica's prediction rests on its observations."""
-        best = self._best_replica(pool, prompt_tokens)
-        return best is not None and best[1]
-
-    def _best_replica(self, pool: str, prompt_tokens: float) -> tuple[float, bool] | None:
-        found = [
-            (s.predict_ttft(u, at_next_slot=later), s.ttft_supported(u, at_next_slot=later))
-            for s, u, later in self._candidates(pool, prompt_tokens)
-        ]
-        return min(found, default=None)
 
     def _candidates(
         self, pool: str, prompt_tokens: float

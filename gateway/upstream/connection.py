@@ -43,6 +43,9 @@ class Http1Connection(asyncio.Protocol):
     ) -> None:
         self._on_release = on_release
         self._on_lost = on_lost
+        # Made on the loop it serves; read once (each ``get_running_loop`` asks the OS for
+        # the process id, per body read).
+        self._loop = asyncio.get_running_loop()
         self._transport: asyncio.Transport | None = None
         self._closed = False
         self.idle_since = 0.0
@@ -132,7 +135,7 @@ class Http1Connection(asyncio.Protocol):
 
     async def read_head(self) -> UpstreamResponse:
         if not self._headers_done and self._error is None:
-            self._head = asyncio.get_running_loop().create_future()
+            self._head = self._loop.create_future()
             await self._head
         if self._error is not None:
             raise self._error
@@ -154,7 +157,7 @@ class Http1Connection(asyncio.Protocol):
                 raise self._error
             if self._complete:
                 return None
-            self._waiter = waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter = self._loop.create_future()
             await waiter
 
     def interrupt(self, error: BaseException) -> bool:

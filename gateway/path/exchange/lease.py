@@ -93,9 +93,10 @@ class Lease:
         self._chars = prompt_chars(ctx.request.body)
         self._uncached = backend.token_count.estimate(self._chars) * (1.0 - prefix_match)
         self._features = backend.ttft_features(self._uncached)
-        self._predicted = backend.ttft_model.predict(self._features)
-        self._upper = backend.ttft_model.upper(self._features)
-        self._supported = backend.ttft_model.supported(self._features)
+        model = backend.ttft_model
+        self._predicted = model.predict(self._features)
+        self._upper = model.calibrated(self._predicted)
+        self._supported = model.supported(self._features)
         self._observed: float | None = None
         self._pending = True
         backend.sent(self._uncached)

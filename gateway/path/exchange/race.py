@@ -94,6 +94,7 @@ class _Attempt:
         self.hedge = hedge
         self.task = asyncio.ensure_future(race.reach(lease))
         self.task.add_done_callback(_retrieved)
+        self.task.add_done_callback(race.poke)
         lease.backend.movable.append(self)
 
     def take_back(self, ahead: int) -> None:
@@ -120,7 +121,8 @@ class Race:
         self._metrics = metrics
         self._pool = pool
         self._live: list[_Attempt] = []
-        self._wake = asyncio.Event()
+        # What the race sleeps on: set by an attempt's end, a take-back or the next look.
+        self._waiter: asyncio.Future[None] | None = None
         self._asked: list[tuple[_Attempt, int]] = []
         self._hedged = False
         self._again = -math.inf  # a stalled attempt with nowhere to go: when to look again
@@ -132,7 +134,13 @@ class Race:
     def asked_back(self, attempt: _Attempt, ahead: int) -> None:
         if attempt in self._live and all(attempt is not a for a, _ in self._asked):
             self._asked.append((attempt, ahead))
-            self._wake.set()
+            self.poke()
+
+    def poke(self, *_: object) -> None:
+        """Wake the race (an attempt ended, a take-back, the time of the next look)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def run(self, first: Lease, deadline: float) -> Primed:
         """The winner; raises the last failure, a stall, ``TimeoutError`` at ``deadline``
@@ -176,23 +184,27 @@ class Race:
             look = primary.lease.started + next_look(straggler, self._settings)
             if move is Move.FAIL_OVER:
                 look = self._again
-            waker = asyncio.ensure_future(self._wake.wait())
-            try:
-                tasks = [a.task for a in self._live]
-                done, _ = await asyncio.wait(
-                    [*tasks, waker],
-                    # A millisecond past the look: a timer due a hair early would spin.
-                    timeout=max(0.0, min(look, deadline) - now) + 0.001,
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-            finally:
-                waker.cancel()
-            self._wake.clear()
-            for attempt in [a for a in self._live if a.task in done]:
+            # A millisecond past the look: a timer due a hair early would spin.
+            await self._sleep(max(0.0, min(look, deadline) - now) + 0.001)
+            for attempt in [a for a in self._live if a.task.done()]:
                 won = self._ended(attempt)
                 if won is not None:
                     return won
             self._take_back()
+
+    async def _sleep(self, timeout_s: float) -> None:
+        """Until an attempt ends, a take-back, or ``timeout_s``: one future and one timer
+        (``asyncio.wait`` would add a task, a future and callbacks per attempt, each look)."""
+        if self._asked or any(a.task.done() for a in self._live):
+            return
+        loop = asyncio.get_running_loop()
+        self._waiter = loop.create_future()
+        timer = loop.call_later(timeout_s, self.poke)
+        try:
+            await self._waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
 
     def _ended(self, attempt: _Attempt) -> Primed | None:
         """The winner, or None when ``attempt`` failed (raised when it was the last)."""

@@ -3,16 +3,18 @@
 The loop, once per upstream chunk: check the exchange's total deadline, read the chunk
 (whatever arrived since the last read, as one), hand it to the per-event work
 (``events.EventRelay``: re-framing, usage, the first token, capture), write what that
-returned in one write. Nothing else runs per chunk: silences are bounded by one
-``StallTimer`` per exchange (``first_token_s`` until the first token, ``idle_s`` after it,
-never past ``total_s``), which interrupts a read that waits too long, instead of a timeout set
-and cancelled around every read. How the exchange ends is decided once, in ``pump``'s
-``finally``: the upstream connection closed at once unless the body was read to its end (so
-the backend stops generating when the client leaves or a timeout strikes), the usage counted,
-the lease finished (the single ``on_complete``). The exchange starts from the chunks read up
-to its first token (``first_token.py``: they go out first, in one write); one cut short after
-it is continued on another replica when it can be (``splice.py``), the relay going on with
-the continuation's exchange.
+returned in one write; but the frames read with the stream's last event (``[DONE]``, or a
+typed stream's terminal event) are kept to leave with the end of the body (``ending``), in
+the response's last write: a short answer read whole costs one write less. Nothing else runs
+per chunk: silences are bounded by one ``StallTimer`` per exchange (``first_token_s`` until
+the first token, ``idle_s`` after it, never past ``total_s``), which interrupts a read that
+waits too long, instead of a timeout set and cancelled around every read. How the exchange
+ends is decided once, in ``pump``'s ``finally``: the upstream connection closed at once
+unless the body was read to its end (so the backend stops generating when the client leaves
+or a timeout strikes), the usage counted, the lease finished (the single ``on_complete``).
+The exchange starts from the chunks read up to its first token (``first_token.py``: they go
+out first, in one write); one cut short after it is continued on another replica when it can
+be (``splice.py``), the relay going on with the continuation's exchange.
 
 Parameters: the lease (request, plan, backend), the opened upstream response, the pool's
 timeouts, the clock, the per-event work and the cache's capture.
@@ -61,6 +63,7 @@ class StreamRelay:
         self._splice = splice
         self._deadline = lease.ctx.arrival + timeouts.total_s
         self._started = False
+        self._last = b""  # frames read with the stream's last event: sent with its end
 
     async def pump(self, write: Write) -> bytes:
         self._started = True
@@ -79,13 +82,16 @@ class StreamRelay:
                 raise
             if primed is None:
                 break
+            if self._last:  # (an error after the last event: what came before goes first)
+                await write(self._last)
+                self._last = b""
             lease.finish(retried(outcome))
             self._lease, self._response = primed.lease, primed.response
             self._events = events.continued(primed.lease)
             first_at, outcome = outcome.first_token_at, Outcome(200)
             outcome.first_token_at = first_at
         self._lease.finish(outcome)
-        return self._events.ending(None if error is None else error.body())
+        return self._last + self._events.ending(None if error is None else error.body())
 
     async def _relay(
         self, write: Write, outcome: Outcome, primed: Primed | None
@@ -107,7 +113,9 @@ class StreamRelay:
                     outcome.first_token_at = outcome.first_token_at or primed.first_token_at
                     budget = self._timeouts.idle_s
                 held = b"".join([events.feed(chunk) for chunk in primed.held])
-                if held:
+                if held and events.done and events.error is None:
+                    self._last = held
+                elif held:
                     await write(held)
             stall.start(clock(), budget)
             feed, progress, waiting = events.feed, stall.progress, outcome.first_token_at is None
@@ -125,7 +133,10 @@ class StreamRelay:
                         outcome.first_token_at = clock()
                         lease.first_token()
                         budget = self._timeouts.idle_s
-                    await write(out)
+                    if events.done and events.error is None:
+                        self._last = out
+                    else:
+                        await write(out)
             error = events.error
             if error is None:
                 stall.progress(clock(), self._timeouts.idle_s)
@@ -165,7 +176,7 @@ class StreamRelay:
         return self._response.interrupt(TimeoutError())
 
     def goodbye(self, error: dict[str, Any]) -> bytes:
-        return self._events.ending(error)
+        return self._last + self._events.ending(error)
 
     def abandon(self) -> None:
         """Never pumped (the response was not sent): close the exchange as a client gone."""

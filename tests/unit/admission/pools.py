@@ -50,6 +50,6 @@ pools:
         policy.pools["p"],
         clock=clock,
         metrics=GatewayMetrics(CollectorRegistry()),
-        fleet=fleet or FleetView(ttft=lambda tokens: backend_s, slots=engine_slots),
+        fleet=fleet or FleetView(ttft=lambda tokens: (backend_s or 0.0, True), slots=engine_slots),
         host=host,
     )

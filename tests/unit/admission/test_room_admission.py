@@ -65,8 +65,7 @@ def test_no_deadline_refusal_while_the_engine_shows_room(
         clock.now += late_s
     fold_load(state, Load(running=40, waiting=waiting), clock.now - 0.3, fresh_s=2.0)
     fleet = FleetView(
-        ttft=lambda tokens: state.predict_ttft(tokens),
-        supported=lambda tokens: state.ttft_supported(tokens),
+        ttft=lambda tokens: state.ttft_prediction(tokens),
         slots=lambda: state.dispatch_cap,
         limits_shown=lambda: not state.probing,
         waiting=lambda: state.load.waiting if state.reports_waiting else 0.0,

@@ -112,7 +112,7 @@ def _rush(pool: PoolAdmission, requests: int = 20) -> None:
 def _saturated(clock: Clock, backend_s: float, admission: str = "{}") -> PoolAdmission:
     """A pool whose engines report requests waiting inside them, asked faster than it
     drains: saturated."""
-    fleet = FleetView(ttft=lambda tokens: backend_s, waiting=lambda: 3.0)
+    fleet = FleetView(ttft=lambda tokens: (backend_s, True), waiting=lambda: 3.0)
     pool = pool_admission(slots=2, clock=clock, admission=admission, fleet=fleet)
     for _ in range(4):
         pool.arrived()
@@ -146,7 +146,7 @@ async def test_a_late_request_is_served_below_saturation_and_refused_in_it(
 
 async def test_a_prediction_that_rests_on_no_observation_refuses_nothing() -> None:
     clock = Clock(1000.0)
-    fleet = FleetView(ttft=lambda tokens: 9.0, supported=lambda tokens: False, waiting=lambda: 3.0)
+    fleet = FleetView(ttft=lambda tokens: (9.0, False), waiting=lambda: 3.0)
     pool = pool_admission(slots=2, clock=clock, fleet=fleet)
     for _ in range(4):
         pool.arrived()

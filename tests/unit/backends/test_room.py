@@ -153,6 +153,10 @@ def test_an_engine_with_room_is_not_predicted_to_refuse(
     fold_load(state, Load(running=40, waiting=waiting), clock.now - age_s, fresh_s=2.0)
     assert state.predict_ttft(100.0, at_next_slot=next_slot) > 1.0
     assert state.ttft_supported(100.0, at_next_slot=next_slot) is refuses
+    assert state.ttft_prediction(100.0, at_next_slot=next_slot) == (
+        state.predict_ttft(100.0, at_next_slot=next_slot),
+        refuses,
+    )
 
 
 def test_a_cold_burst_onto_a_slow_small_engine_is_probed_to_show_its_batch() -> None:

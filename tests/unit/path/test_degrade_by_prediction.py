@@ -44,7 +44,7 @@ def _admissions(large_s: float, small_s: float) -> dict[str, PoolAdmission]:
             POLICY.pools[name],
             clock=lambda: 0.0,
             metrics=metrics,
-            fleet=FleetView(ttft=lambda tokens, s=speed: s, waiting=lambda w=waiting: w),
+            fleet=FleetView(ttft=lambda tokens, s=speed: (s, True), waiting=lambda w=waiting: w),
         )
         for name, (speed, waiting) in speeds.items()
     }
