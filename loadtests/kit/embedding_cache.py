@@ -46,7 +46,11 @@ def save(path: Path, vectors: dict[str, Vectors]) -> None:
 def embeddings(texts: Sequence[str], path: Path, encoder: Callable[[], Encoder]) -> Vectors:
     """The vectors of ``texts`` in order, encoding (and storing) only the missing ones."""
     known = load(path)
-    missing = sorted({text_key(t): t for t in texts if text_key(t) not in known}.items())
+    # Texts of like length batch together: a batch is padded to its longest text.
+    missing = sorted(
+        {text_key(t): t for t in texts if text_key(t) not in known}.items(),
+        key=lambda item: (len(item[1]), item[0]),
+    )
     if missing:
         model = encoder()
         started = time.perf_counter()
