@@ -2,9 +2,9 @@
 
 Embedding the ~23k RouteLLM prompts takes the bundled MiniLM about 10 to 30 minutes on this
 2-core machine, so each text's vector is stored under the SHA-1 of its UTF-8 text in one
-``.npz`` file (``<repo>/.cache/embeddings.npz`` by default, git-ignored) and only
-texts not seen before are encoded. The encoder is the gateway's own (``SentenceEncoder``,
-offline), loaded only when something is missing.
+``.npz`` file (``<repo>/.cache/embeddings.npz`` by default, git-ignored) and only texts not
+seen before are encoded, shortest first (a batch is padded to its longest text). The encoder is
+the gateway's own (``SentenceEncoder``, offline), loaded only when something is missing.
 """
 
 from __future__ import annotations

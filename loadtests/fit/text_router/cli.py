@@ -25,14 +25,18 @@ Method:
    regressions over the MiniLM embedding and the ten features, penalty by 3-fold
    cross-validated APGR (``--embedding-l2``).
 3. Distilled part (``classify/fitting/distill.py``): the embedding part's probabilities on the
-   corpus, imitated from words; the penalty (``--imitation-l2``) with the best fidelity (Spearman)
-   on a held-out fifth of the corpus's chat-like prompts (Quora and the team's), then refitted on
-   the whole corpus.
+   corpus, imitated from words; the penalty, the terms' minimum document frequency and the
+   weight of a chat-like prompt in the fit (``--imitation-l2``, ``--imitation-min-df``,
+   ``--chat-weight``) with the best fidelity (Spearman) on a held-out fifth of the corpus's
+   chat-like prompts (Quora and the team's; the fifth is fixed by each prompt's SHA-1), then
+   refitted on the whole corpus.
 4. Scales: the raw gains (text + distilled; the embedding part's) on the training prompts.
 
 Embeddings come from the gateway's MiniLM, cached on disk (``loadtests/kit/embedding_cache.py``);
-the first run embeds ~40k texts (an hour or more on two busy cores). Prints each candidate's score;
-writes the model (``--out``).
+the first run embeds every corpus text: ~15 minutes for the 39,365 texts of 24,000 Quora
+questions on two shared cores (measured 2026-11-27: 34,245 of them in 788 s at load average
+~3.8), and 5 to 7 minutes per 8,000 further Quora questions (320 s and 425 s, measured).
+Prints each candidate's score; writes the model (``--out``).
 """
 
 from __future__ import annotations
