@@ -2,9 +2,9 @@
 
 Embedding the ~23k RouteLLM prompts takes the bundled MiniLM about 10 to 30 minutes on this
 2-core machine, so each text's vector is stored under the SHA-1 of its UTF-8 text in one
-``.npz`` file (``<repo>/.cache/embeddings.npz`` by default, git-ignored) and only
-texts not seen before are encoded. The encoder is the gateway's own (``SentenceEncoder``,
-offline), loaded only when something is missing.
+``.npz`` file (``<repo>/.cache/embeddings.npz`` by default, git-ignored) and only texts not
+seen before are encoded, shortest first (a batch is padded to its longest text). The encoder is
+the gateway's own (``SentenceEncoder``, offline), loaded only when something is missing.
 """
 
 from __future__ import annotations
@@ -46,7 +46,11 @@ def save(path: Path, vectors: dict[str, Vectors]) -> None:
 def embeddings(texts: Sequence[str], path: Path, encoder: Callable[[], Encoder]) -> Vectors:
     """The vectors of ``texts`` in order, encoding (and storing) only the missing ones."""
     known = load(path)
-    missing = sorted({text_key(t): t for t in texts if text_key(t) not in known}.items())
+    # Texts of like length batch together: a batch is padded to its longest text.
+    missing = sorted(
+        {text_key(t): t for t in texts if text_key(t) not in known}.items(),
+        key=lambda item: (len(item[1]), item[0]),
+    )
     if missing:
         model = encoder()
         started = time.perf_counter()

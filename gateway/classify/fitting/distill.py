@@ -54,12 +54,17 @@ def fit_imitation(
     *,
     l2: float,
     min_df: int,
+    row_weights: npt.ArrayLike | None = None,
 ) -> Imitation:
     """Fit the imitation of ``teacher`` (per prompt: the probabilities that the large and the
-    small model do well, shape (n, 2)) on prompts described by ``features`` and ``terms``."""
+    small model do well, shape (n, 2)) on prompts described by ``features`` and ``terms``,
+    each prompt's cross-entropy weighted by ``row_weights`` (default 1)."""
     targets = np.asarray(teacher, dtype=np.float64)
     if targets.shape != (len(features), 2):
         raise ValueError("need the teacher's two probabilities for every prompt")
+    rows = None if row_weights is None else np.asarray(row_weights, dtype=np.float64)
+    if rows is not None and (rows.shape != (len(features),) or np.any(rows <= 0)):
+        raise ValueError("need one positive weight per prompt")
     vocab = vocabulary(terms, min_df)
     dense = _dense(features)
     mean, scale = dense.mean(axis=0), dense.std(axis=0)
@@ -67,7 +72,7 @@ def fit_imitation(
     x = _design((dense - mean) / scale, terms, vocab)
     sides = []
     for column in (0, 1):
-        fitted = sparse_logistic.fit(x, targets[:, column], l2=l2)
+        fitted = sparse_logistic.fit(x, targets[:, column], l2=l2, row_weights=rows)
         weights = fitted.weights[: len(FEATURE_NAMES)] / scale
         bias = fitted.bias - float(weights @ mean)
         words = np.rint(fitted.weights[len(FEATURE_NAMES) :] / TERM_UNIT) * TERM_UNIT

@@ -25,26 +25,33 @@ Method:
    regressions over the MiniLM embedding and the ten features, penalty by 3-fold
    cross-validated APGR (``--embedding-l2``).
 3. Distilled part (``classify/fitting/distill.py``): the embedding part's probabilities on the
-   corpus, imitated from words; the penalty (``--imitation-l2``) with the best fidelity (Spearman)
-   on a held-out fifth of the corpus's chat-like prompts (Quora and the team's), then refitted on
-   the whole corpus.
+   corpus, imitated from words; the penalty, the terms' minimum document frequency and the
+   weight of a chat-like prompt in the fit (``--imitation-l2``, ``--imitation-min-df``,
+   ``--chat-weight``) with the best fidelity (Spearman) on a held-out fifth of the corpus's
+   chat-like prompts (Quora and the team's; the fifth is fixed by each prompt's SHA-1), then
+   refitted on the whole corpus.
 4. Scales: the raw gains (text + distilled; the embedding part's) on the training prompts.
 
 Embeddings come from the gateway's MiniLM, cached on disk (``loadtests/kit/embedding_cache.py``);
-the first run embeds ~40k texts (an hour or more on two busy cores). Prints each candidate's score;
-writes the model (``--out``).
+the first run embeds every corpus text: ~15 minutes for the 39,365 texts of 24,000 Quora
+questions on two shared cores (measured 2026-11-27: 34,245 of them in 788 s at load average
+~3.8), and 5 to 7 minutes per 8,000 further Quora questions (320 s and 425 s, measured).
+Prints each candidate's score; writes the model (``--out``).
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from gateway.classify.exemplars import read_exemplars
 from gateway.classify.fitting import distill, logistic
@@ -72,6 +79,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-df", type=int, nargs="+", default=[5])
     parser.add_argument("--embedding-l2", type=float, nargs="+", default=[300.0, 1000.0, 3000.0])
     parser.add_argument("--imitation-l2", type=float, nargs="+", default=[1.0, 3.0])
+    parser.add_argument(
+        "--imitation-min-df", type=int, nargs="+", default=[5], help="distilled part's terms"
+    )
+    parser.add_argument(
+        "--chat-weight",
+        type=float,
+        nargs="+",
+        default=[1.0],
+        help="weight of a chat-like prompt in the distilled part's fit (others weigh 1)",
+    )
     parser.add_argument("--chat-questions", type=int, default=24000)
     parser.add_argument("--no-embedding", action="store_true", help="the text part alone")
     parser.add_argument("--out", type=Path, default=OUT)
@@ -93,6 +110,37 @@ def quora_questions(datasets: Path, count: int) -> list[str]:
         if len(seen) >= count:
             break
     return list(seen)[:count]
+
+
+def held_out(prompt: str) -> bool:
+    """Whether a chat-like prompt is in the fifth held out to choose the distilled part by
+    (by its SHA-1, so the same prompt is held out whatever the corpus around it)."""
+    return int(hashlib.sha1(prompt.encode("utf-8")).hexdigest(), 16) % 5 == 0
+
+
+@dataclass(frozen=True, slots=True)
+class Imitating:
+    """One candidate setting of the distilled part's fit."""
+
+    l2: float
+    min_df: int
+    chat_weight: float
+
+    def label(self) -> str:
+        return f"l2 {self.l2:g}, min_df {self.min_df}, chat weight {self.chat_weight:g}"
+
+    def fit(
+        self, described: Described, targets: npt.NDArray[np.float64], chatty: npt.NDArray[np.bool_]
+    ) -> distill.Imitation:
+        weights = np.where(chatty, self.chat_weight, 1.0)
+        return distill.fit_imitation(
+            described.features,
+            described.terms,
+            targets,
+            l2=self.l2,
+            min_df=self.min_df,
+            row_weights=weights,
+        )
 
 
 def fit_text_part(rows: list[Labelled], groups: list[str], args: argparse.Namespace) -> TextModel:
@@ -122,8 +170,8 @@ def with_embedding(
     vectors = embeddings(corpus, args.cache, SentenceEncoder)
     train_vectors = embeddings(prompts, args.cache, SentenceEncoder)  # stored by now
     l2, means = choose_l2(rows, train_vectors, args.embedding_l2, groups=groups)
-    for candidate, apgr in means.items():
-        print(f"embedding part, l2 {candidate:g}: cross-validated APGR {apgr:.3f}")
+    for penalty, apgr in means.items():
+        print(f"embedding part, l2 {penalty:g}: cross-validated APGR {apgr:.3f}")
     teacher = fit_model(rows, train_vectors, l2=l2).model
     described = Described.of(corpus)
     x = columns(vectors, described.features)
@@ -133,31 +181,33 @@ def with_embedding(
             for side in (teacher.large, teacher.small)
         ]
     )
-    chat_rows = set(chat)
-    chatty = np.asarray([p in chat_rows for p in corpus])
-    held = chatty & (np.random.default_rng(0).random(len(corpus)) < 0.2)
+    chat_set = set(chat)
+    chatty = np.asarray([p in chat_set for p in corpus])
+    held = chatty & np.asarray([held_out(p) for p in corpus])
     fit_rows, test_rows = np.flatnonzero(~held).tolist(), np.flatnonzero(held).tolist()
+    candidates = [
+        Imitating(l2, min_df, weight)
+        for l2 in args.imitation_l2
+        for min_df in args.imitation_min_df
+        for weight in args.chat_weight
+    ]
     fidelities = {}
-    for candidate in args.imitation_l2:
+    for candidate in candidates:
         part = described.take(fit_rows)
-        imitation = distill.fit_imitation(
-            part.features, part.terms, targets[fit_rows], l2=candidate, min_df=5
-        )
+        imitation = candidate.fit(part, targets[fit_rows], chatty[fit_rows])
         test = described.take(test_rows)
         gains = imitation.gains(test.features, test.terms)
         fidelities[candidate] = distill.fidelity(gains, targets[test_rows])
-        print(f"distilled part, l2 {candidate:g}: fidelity {fidelities[candidate]:.3f} (chat)")
+        print(f"distilled part, {candidate.label()}: fidelity {fidelities[candidate]:.3f} (chat)")
     best = max(fidelities, key=fidelities.__getitem__)
-    imitation = distill.fit_imitation(
-        described.features, described.terms, targets, l2=best, min_df=5
-    )
+    imitation = best.fit(described, targets, chatty)
     model = distill.merge(text, imitation)
     features = Described.of(prompts).features
     cheap = [model.raw(p, f) for p, f in zip(prompts, features, strict=True)]
     # With a vector the embedding part decides alone: its scale is its own gains.
     embedding = EmbeddingPart(teacher.large, teacher.small, teacher.quantiles)
     about = (
-        f"{text.about}; embedding part l2 {l2:g} (3-fold CV); distilled part l2 {best:g} on "
+        f"{text.about}; embedding part l2 {l2:g} (3-fold CV); distilled part {best.label()} on "
         f"{len(corpus)} prompts ({len(chat)} chat-like)"
     )
     return TextModel(

@@ -93,6 +93,30 @@ def test_the_imitation_needs_two_probabilities_per_prompt() -> None:
         distill.fit_imitation(seen.features, seen.terms, [[0.5], [0.5]], l2=1.0, min_df=1)
 
 
+def test_row_weights_make_the_imitation_follow_the_weighted_prompts() -> None:
+    # The same asks twice, with teachers that disagree on "beta": the first copy says the
+    # small model fails with it, the second says it does not. The weighted copy wins.
+    asks = [f"{FILLER[i % 5]} {'beta' if i % 2 else 'gamma'}" for i in range(100)] * 2
+    small = [0.1 if "beta" in a and i < 100 else 0.95 for i, a in enumerate(asks)]
+    teacher = np.asarray([[0.99, p] for p in small])
+    seen = Described.of(asks)
+    probe = Described.of(["red beta", "red gamma"])
+
+    def beta_over_gamma(first: float, second: float) -> float:
+        weights = [first] * 100 + [second] * 100
+        imitation = distill.fit_imitation(
+            seen.features, seen.terms, teacher, l2=1.0, min_df=1, row_weights=weights
+        )
+        gains = imitation.gains(probe.features, probe.terms)
+        return float(gains[0] - gains[1])
+
+    assert beta_over_gamma(10.0, 1.0) > beta_over_gamma(1.0, 10.0) + 0.3
+    with pytest.raises(ValueError, match="positive weight"):
+        distill.fit_imitation(
+            seen.features, seen.terms, teacher, l2=1.0, min_df=1, row_weights=[0.0] * 200
+        )
+
+
 def test_fidelity_is_the_rank_correlation() -> None:
     teacher = np.asarray([[0.9, 0.1], [0.9, 0.5], [0.9, 0.8]])  # gains 0.8, 0.4, 0.1
     assert distill.fidelity(np.asarray([3.0, 2.0, 1.0]), teacher) == pytest.approx(1.0)
