@@ -372,7 +372,7 @@ class PoolAdmission:
     def _late_refusal(self, ticket: Ticket, wait: float) -> GatewayError:
         """A waiter's refusal: with ``wait`` still to go, it cannot be served in time."""
         waiter = waiter_of(ticket)
-        prediction = Prediction(wait, (self.fleet.ttft(waiter.request.prompt_tokens) or (0,))[0])
+        prediction = Prediction(wait, (self.fleet.ttft(waiter.request.prompt_tokens) or (0.0,))[0])
         queued = max(0.0, self._clock() - ticket.enqueued_at)
         reason = waiter.missed(self._clock(), wait)
         return self._refused(waiter.request, reason, prediction, waiter.times.deadline, queued)
