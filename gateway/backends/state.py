@@ -272,16 +272,14 @@ class BackendState:
         return self.ttft_model.upper(self._features(uncached_tokens, at_next_slot))
 
     def ttft_supported(self, uncached_tokens: float, *, at_next_slot: bool = False) -> bool:
-        """Whether ``predict_ttft`` rests on observations (not a prior, not extrapolated)
-        and may refuse: never for a request sent now to an engine that shows room."""
-        if not at_next_slot and self.shows_room:
-            return False
-        return self.ttft_model.supported(self._features(uncached_tokens, at_next_slot))
+        return self.ttft_prediction(uncached_tokens, at_next_slot=at_next_slot)[1]
 
     def ttft_prediction(
         self, uncached_tokens: float, *, at_next_slot: bool = False
     ) -> tuple[float, bool]:
-        """``predict_ttft`` and ``ttft_supported`` at once (the features read once)."""
+        """``predict_ttft``, and whether it rests on observations (not a prior, not
+        extrapolated) and may refuse: never for a request sent now to an engine that shows
+        room. One call, the features read once."""
         features = self._features(uncached_tokens, at_next_slot)
         model = self.ttft_model
         supported = (at_next_slot or not self.shows_room) and model.supported(features)
