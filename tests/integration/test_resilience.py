@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 import httpx2 as httpx
 import pytest
+import yaml
 
 from gateway.app import build_app
 from gateway.policy import load_policy_text
@@ -71,10 +72,20 @@ def _policy(backends: list[tuple[str, str]], extra: str = "") -> str:
     return "\n".join(lines) + "\n" + extra
 
 
+def _seeded(policy: str) -> str:
+    """Ties between equal replicas drawn with seed 0 (each process draws its own by default),
+    so which replica a test's first tries reach is the same every run."""
+    document = yaml.safe_load(policy)
+    for pool in {b["pool"] for b in document["backends"]}:
+        settings = document.setdefault("pools", {}).setdefault(pool, {})
+        settings.setdefault("scheduling", {}).setdefault("seed", 0)
+    return yaml.safe_dump(document, sort_keys=False)
+
+
 @contextmanager
 def _gateway(policy: str, clock: ManualClock | None = None) -> Iterator[httpx.Client]:
     app = build_app(
-        load_policy_text(policy), sleep=_no_sleep, **({"clock": clock} if clock else {})
+        load_policy_text(_seeded(policy)), sleep=_no_sleep, **({"clock": clock} if clock else {})
     )
     with serve(app) as url, httpx.Client(base_url=url, timeout=10) as http:
         yield http
@@ -97,7 +108,7 @@ def test_retryable_status_is_retried_on_another_backend(status: int) -> None:
             metrics = http.get("/metrics").text
     assert [a.status_code for a in answers] == [200] * 6
     assert {a.headers["x-gateway-backend"] for a in answers} == {"b1"}
-    assert len(fakes[0][1].bodies) >= 1  # equal replicas: seeded ties sent first tries to b0
+    assert len(fakes[0][1].bodies) >= 1  # equal replicas: seed 0's ties sent first tries to b0
     assert 'gateway_retries_total{pool="small"' in metrics
     assert (
         'gateway_requests_total{backend="b1",cache="bypass",model="fast",pool="small",'
@@ -116,7 +127,7 @@ def test_a_whole_answer_cut_halfway_is_answered_by_another_replica() -> None:
     assert [a.status_code for a in answers] == [200] * 6
     assert all(a.json()["choices"][0]["message"]["content"] for a in answers)
     assert {a.headers["x-gateway-backend"] for a in answers} == {"b1"}
-    assert len(fakes[0][1].bodies) >= 1  # equal replicas: seeded ties sent first tries to b0
+    assert len(fakes[0][1].bodies) >= 1  # equal replicas: seed 0's ties sent first tries to b0
     assert 'gateway_upstream_errors_total{backend="b0",kind="upstream_protocol"}' in metrics
 
 
