@@ -28,7 +28,7 @@ from typing import Any
 
 from gateway.cache.store.capture import AnswerCapture
 from gateway.errors import GatewayError, GatewayTimeout
-from gateway.openai.streaming import Write
+from gateway.openai.streaming import ClientBody, Write
 from gateway.path.exchange.events import EventRelay
 from gateway.path.exchange.first_token import Primed
 from gateway.path.exchange.lease import Lease, Outcome, Phase
@@ -64,9 +64,11 @@ class StreamRelay:
         self._deadline = lease.ctx.arrival + timeouts.total_s
         self._started = False
         self._last = b""  # frames read with the stream's last event: sent with its end
+        self._body: ClientBody | None = None  # the server's way past ``write``, if any
 
-    async def pump(self, write: Write) -> bytes:
+    async def pump(self, write: Write, body: ClientBody | None = None) -> bytes:
         self._started = True
+        self._body = body
         outcome = Outcome(200)
         primed = self._primed
         while True:
@@ -104,7 +106,7 @@ class StreamRelay:
             self._clock,
             self._response.next_chunk,
         )
-        budget, deadline = self._timeouts.first_token_s, self._deadline
+        budget, deadline, body = self._timeouts.first_token_s, self._deadline, self._body
         error: GatewayError | None = None
         stall = StallTimer(clock, deadline, self._stalled)
         try:
@@ -135,6 +137,8 @@ class StreamRelay:
                         budget = self._timeouts.idle_s
                     if events.done and events.error is None:
                         self._last = out
+                    elif body is not None and body.ready():
+                        body.write(out)
                     else:
                         await write(out)
             error = events.error
