@@ -12,6 +12,10 @@ waits too long, instead of a timeout set and cancelled around every read. How th
 ends is decided once, in ``pump``'s ``finally``: the upstream connection closed at once
 unless the body was read to its end (so the backend stops generating when the client leaves
 or a timeout strikes), the usage counted, the lease finished (the single ``on_complete``).
+Past the first token, when the server offers a ``ClientBody`` (a way to the client's
+connection past ``send``), writes go through it while the client keeps up, and plain token
+events are relayed from the upstream connection's callback while the loop waits
+(``direct.py``): the loop then wakes only for the other events.
 The exchange starts from the chunks read up to its first token (``first_token.py``: they go
 out first, in one write); one cut short after it is continued on another replica when it can
 be (``splice.py``), the relay going on with the continuation's exchange.
@@ -29,6 +33,7 @@ from typing import Any
 from gateway.cache.store.capture import AnswerCapture
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.openai.streaming import ClientBody, Write
+from gateway.path.exchange.direct import DirectRelay
 from gateway.path.exchange.events import EventRelay
 from gateway.path.exchange.first_token import Primed
 from gateway.path.exchange.lease import Lease, Outcome, Phase
@@ -108,6 +113,7 @@ class StreamRelay:
         )
         budget, deadline, body = self._timeouts.first_token_s, self._deadline, self._body
         error: GatewayError | None = None
+        diverted = False
         stall = StallTimer(clock, deadline, self._stalled)
         try:
             if primed is not None:
@@ -121,6 +127,7 @@ class StreamRelay:
                     await write(held)
             stall.start(clock(), budget)
             feed, progress, waiting = events.feed, stall.progress, outcome.first_token_at is None
+            diverted = body is not None and not waiting and self._divert(body, stall)
             while not events.done:
                 now = clock()
                 if now >= deadline:
@@ -135,12 +142,16 @@ class StreamRelay:
                         outcome.first_token_at = clock()
                         lease.first_token()
                         budget = self._timeouts.idle_s
+                        diverted = body is not None and self._divert(body, stall)
                     if events.done and events.error is None:
                         self._last = out
                     elif body is not None and body.ready():
                         body.write(out)
                     else:
                         await write(out)
+            if diverted:
+                diverted = False
+                self._response.divert(None)
             error = events.error
             if error is None:
                 stall.progress(clock(), self._timeouts.idle_s)
@@ -161,12 +172,21 @@ class StreamRelay:
             raise
         finally:
             stall.cancel()
+            if diverted:
+                self._response.divert(None)
             self._response.close()
         self._count(events, outcome)
         if error is not None:
             outcome.status = error.http_status()
             outcome.error_kind = error.code or type(error).__name__
         return error
+
+    def _divert(self, body: ClientBody, stall: StallTimer) -> bool:
+        """Plain tokens from here on relayed from the connection's callback (``direct.py``)."""
+        idle_s = self._timeouts.idle_s
+        sink = DirectRelay(body, self._events, stall.progress, self._clock, self._deadline, idle_s)
+        self._response.divert(sink)
+        return True
 
     @staticmethod
     def _count(events: EventRelay, outcome: Outcome) -> None:
