@@ -91,6 +91,12 @@ class EventRelay:
                 self._fail("the stream ended before its last event")
         return out
 
+    @property
+    def has_template(self) -> bool:
+        """Whether plain token events may be relayed by ``plain`` (a plain token made the
+        stream's template; never in a continuation's relay or with content redaction)."""
+        return self._template is not None
+
     def plain(self, chunk: bytes) -> bytes | None:
         """``chunk``'s frame when it is one plain token event made on the stream's template,
         relayed as ``feed`` would; None (and nothing done) when it may be anything else."""

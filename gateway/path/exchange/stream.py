@@ -182,7 +182,10 @@ class StreamRelay:
         return error
 
     def _divert(self, body: ClientBody, stall: StallTimer) -> bool:
-        """Plain tokens from here on relayed from the connection's callback (``direct.py``)."""
+        """Plain tokens from here on relayed from the connection's callback (``direct.py``);
+        False when there can be none (no template: the sink would decline every chunk)."""
+        if not self._events.has_template:
+            return False
         idle_s = self._timeouts.idle_s
         sink = DirectRelay(body, self._events, stall.progress, self._clock, self._deadline, idle_s)
         self._response.divert(sink)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from gateway.path.exchange.direct import DirectRelay
@@ -16,6 +17,16 @@ from gateway.upstream.connection import BodySink
 from tests.unit.path.test_stream_relay import DONE, END, ONE, TWO, FakeLease, _public, _token
 
 THREE = _token(" three")
+
+
+def _choices_first(text: str) -> bytes:
+    """A token event with ``choices`` before ``model`` (llama.cpp's order): never plain."""
+    choice = {"index": 0, "delta": {"content": text}, "finish_reason": None}
+    event = {"choices": [choice], "id": "c-1", "created": 7, "model": "up"}
+    return b"data: " + orjson.dumps(event) + b"\n\n"
+
+
+LLAMA_ONE, LLAMA_TWO = _choices_first(" one"), _choices_first(" two")
 
 
 class Body:
@@ -129,25 +140,30 @@ async def _pump(
     return sent, events, lease, response
 
 
-# upstream chunks -> (those taken by the sink, the writes through the ClientBody)
-STREAMS: dict[str, tuple[list[bytes], int, list[bytes]]] = {
-    "token by token": ([ONE, TWO, THREE, END, DONE], 2, [ONE, TWO, THREE, END]),
-    "tokens with the end": ([ONE, TWO, THREE + END + DONE], 1, [ONE, TWO]),
-    "several events a read": ([ONE, TWO + THREE, END, DONE], 0, [ONE, TWO + THREE, END]),
-    "cut short": ([ONE, TWO, THREE], 2, [ONE, TWO, THREE]),
+# upstream chunks -> (sinks armed, chunks they took, the writes through the ClientBody)
+STREAMS: dict[str, tuple[list[bytes], int, int, list[bytes]]] = {
+    "token by token": ([ONE, TWO, THREE, END, DONE], 1, 2, [ONE, TWO, THREE, END]),
+    "tokens with the end": ([ONE, TWO, THREE + END + DONE], 1, 1, [ONE, TWO]),
+    "several events a read": ([ONE, TWO + THREE, END, DONE], 1, 0, [ONE, TWO + THREE, END]),
+    "cut short": ([ONE, TWO, THREE], 1, 2, [ONE, TWO, THREE]),
+    "no plain token, no template: no sink": (
+        [LLAMA_ONE, LLAMA_TWO, END, DONE], 0, 0, [LLAMA_ONE, LLAMA_TWO, END]
+    ),
 }  # fmt: skip
 
 
-@pytest.mark.parametrize(("chunks", "taken", "writes"), STREAMS.values(), ids=STREAMS.keys())
+@pytest.mark.parametrize(
+    ("chunks", "armed", "taken", "writes"), STREAMS.values(), ids=STREAMS.keys()
+)
 async def test_the_client_gets_the_same_bytes_with_a_client_body(
-    chunks: list[bytes], taken: int, writes: list[bytes]
+    chunks: list[bytes], armed: int, taken: int, writes: list[bytes]
 ) -> None:
     asgi, asgi_events, asgi_lease, response = await _pump(chunks, None)
     assert (response.diverted, response.taken) == (0, 0)
     body = Body()
     direct, events, lease, response = await _pump(chunks, body)
     # Armed once, after the first token (which the loop relays itself).
-    assert (response.diverted, response.taken) == (1, taken)
+    assert (response.diverted, response.taken) == (armed, taken)
     assert body.writes == [_public(w) for w in writes]
     assert direct == asgi
     assert events.token_events == asgi_events.token_events
