@@ -28,8 +28,8 @@ from gateway.path.exchange.events import EventRelay
 class DirectRelay:
     """A ``BodySink`` writing a stream's plain token events to its client's connection."""
 
-    __slots__ = ("_body", "_clock", "_deadline", "_frames", "_idle_s", "_plain", "_progress",
-                 "_ready", "_write")  # fmt: skip
+    __slots__ = ("_clock", "_deadline", "_frames", "_idle_s", "_plain", "_progress", "_ready",
+                 "_write")  # fmt: skip
 
     def __init__(
         self,
@@ -40,7 +40,6 @@ class DirectRelay:
         deadline: float,
         idle_s: float,
     ) -> None:
-        self._body = body
         self._ready, self._write = body.ready, body.write
         self._plain = events.plain
         self._progress = progress
