@@ -47,7 +47,7 @@ def run_uvicorn(
     import uvicorn
     from uvicorn.config import STARTUP_FAILURE
 
-    from gateway.security.slow_clients import header_timeout_protocol
+    from gateway.commands.client_body import serving_protocol
 
     server = policy.source.server
     config = uvicorn.Config(
@@ -58,7 +58,8 @@ def run_uvicorn(
         access_log=False,
         # Slow clients cannot hold connections: headers within header_timeout_s (the body's
         # own timeout is checked while reading it); beyond max_connections uvicorn answers 503.
-        http=header_timeout_protocol(server.header_timeout_s),
+        # A stream's tokens are written past the ASGI send (``client_body.py``).
+        http=serving_protocol(server.header_timeout_s),
         limit_concurrency=server.max_connections,
         # On SIGTERM: stop accepting, let in-flight requests finish for this long, then cancel
         # the rest (which closes their upstream connections, so backends stop generating).

@@ -7,6 +7,12 @@ its last bytes leave with the end of the body, in one write.
 
 The app serves the endpoints that stream without Starlette's middlewares (``gateway/app.py``),
 so ``send`` here is the server's own: each chunk costs one call, not three wrappers deep.
+A server may offer more (``CLIENT_BODY`` in the scope's ``extensions``, the gateway's own
+uvicorn protocol, ``commands/client_body.py``): a ``ClientBody`` that writes body chunks to
+the client's connection at once, past ``send``. The source uses it for what it relays while the
+client keeps up; the response's head and end still go through ``send``, so the server keeps
+its own account of the response (keep-alive, the terminating chunk). Served any other way
+(tests that call the app, another server) there is none and every chunk goes through ``send``.
 """
 
 from __future__ import annotations
@@ -29,12 +35,29 @@ _SHUTTING_DOWN = ServiceUnavailable(
 
 Write = Callable[[bytes], Awaitable[None]]
 
+# The key of a ``ClientBody`` in an ASGI scope's ``extensions``.
+CLIENT_BODY = "gateway.client_body"
+
+
+class ClientBody(Protocol):
+    """The client's connection, for a response already started with a chunked body."""
+
+    def ready(self) -> bool:
+        """Whether ``write`` may be called now: the client is connected, its write buffer
+        under its high-water mark, the response's body chunked and not ended."""
+        ...
+
+    def write(self, chunk: bytes) -> None:
+        """Write ``chunk`` (not empty) as the body's next chunk, framed; only when ``ready``."""
+        ...
+
 
 class EventSource(Protocol):
     """Where a stream's events come from (``path/exchange/stream.py``)."""
 
-    async def pump(self, write: Write) -> bytes:
-        """Write the events as they come; return the stream's last bytes."""
+    async def pump(self, write: Write, body: ClientBody | None) -> bytes:
+        """Write the events as they come (through ``body`` when there is one and it is
+        ready, else ``write``); return the stream's last bytes."""
         ...
 
     def goodbye(self, error: dict[str, Any]) -> bytes:
@@ -64,7 +87,9 @@ class EventStreamResponse(Response):
 
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            last = await self._source.pump(write)
+            extensions = scope.get("extensions")
+            body = None if extensions is None else extensions.get(CLIENT_BODY)
+            last = await self._source.pump(write, body)
             await send({"type": "http.response.body", "body": last, "more_body": False})
         except asyncio.CancelledError:
             if not self._watch.absorb():
@@ -91,7 +116,7 @@ class WholeStream:
     def __init__(self, body: bytes) -> None:
         self._body = body
 
-    async def pump(self, write: Write) -> bytes:
+    async def pump(self, write: Write, body: ClientBody | None) -> bytes:
         return self._body
 
     def goodbye(self, error: dict[str, Any]) -> bytes:

@@ -3,6 +3,13 @@
 Body bytes are queued as they arrive and handed to one consumer; reading pauses while more
 than ``HIGH_WATER`` bytes wait (backpressure) and resumes below it. A response is complete
 when the parser says so, or, for a close-delimited body, when the server closes.
+
+A consumer may also take body bytes as they arrive (``divert``: a ``BodySink``), while it
+waits for the next chunk and nothing is queued: the sink's ``take`` runs in the parser's
+callback and either takes the bytes, or declines them and they are queued and the consumer
+woken as without a sink (so the order of the bytes is kept: once one is queued, the rest of
+the read is too). After a read in which the sink took bytes, ``flush`` runs once, so what it
+made of one read can leave in one write.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import cast
+from typing import Protocol, cast
 
 import httptools
 
@@ -31,6 +38,18 @@ class ConnectFailed(UpstreamIOError):
 
 class ProtocolFailed(UpstreamIOError):
     """The backend broke HTTP: closed early, or sent something unparseable."""
+
+
+class BodySink(Protocol):
+    """Takes body bytes from the connection's callback (see the module's docstring)."""
+
+    def take(self, body: bytes) -> bool:
+        """Deal with ``body`` now (True), or leave it to be queued (False, nothing done)."""
+        ...
+
+    def flush(self) -> None:
+        """The end of a read in which ``take`` took bytes."""
+        ...
 
 
 class Http1Connection(asyncio.Protocol):
@@ -66,6 +85,8 @@ class Http1Connection(asyncio.Protocol):
         self._keep_alive = False
         self._error: UpstreamIOError | None = None
         self._got_bytes = False
+        self._sink: BodySink | None = None
+        self._taken = False  # the sink took bytes of the read being parsed
 
     # asyncio.Protocol
 
@@ -81,6 +102,10 @@ class Http1Connection(asyncio.Protocol):
         except httptools.HttpParserError as exc:
             self._fail(ProtocolFailed(f"invalid HTTP from the backend: {exc}"))
             self.abort()
+        if self._taken:
+            self._taken = False
+            if self._sink is not None:
+                self._sink.flush()
 
     def eof_received(self) -> bool:
         return False
@@ -107,6 +132,12 @@ class Http1Connection(asyncio.Protocol):
             self._head.set_result(None)
 
     def on_body(self, body: bytes) -> None:
+        sink = self._sink
+        if sink is not None:
+            waiter = self._waiter
+            if waiter is not None and not waiter.done() and sink.take(body):
+                self._taken = True
+                return
         self._chunks.append(body)
         self._buffered += len(body)
         if self._buffered > HIGH_WATER and not self._paused and self._transport is not None:
@@ -159,6 +190,10 @@ class Http1Connection(asyncio.Protocol):
                 return None
             self._waiter = waiter = self._loop.create_future()
             await waiter
+
+    def divert(self, sink: BodySink | None) -> None:
+        """Let ``sink`` take body bytes while ``next_chunk`` waits (None: no more)."""
+        self._sink = sink
 
     def interrupt(self, error: BaseException) -> bool:
         """Fail the read that is waiting for body bytes with ``error`` (a stall timer's
@@ -224,6 +259,11 @@ class UpstreamResponse:
     def interrupt(self, error: BaseException) -> bool:
         """Make a waiting ``next_chunk`` raise ``error``; False if none is waiting."""
         return self._conn.interrupt(error)
+
+    def divert(self, sink: BodySink | None) -> None:
+        """Let ``sink`` take body bytes as they arrive while ``next_chunk`` waits (the
+        connection's ``divert``); None: no more."""
+        self._conn.divert(sink)
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """Body bytes as they arrive; whatever is already buffered comes as one chunk."""

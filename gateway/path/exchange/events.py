@@ -78,11 +78,9 @@ class EventRelay:
 
     def feed(self, chunk: bytes | None) -> bytes:
         """Frames for the client from one upstream chunk (None: the stream ended)."""
-        template = self._template
-        if template is not None and chunk is not None and not self._lines.pending:
-            frame = template.frame(chunk)
+        if chunk is not None and self._template is not None:
+            frame = self.plain(chunk)
             if frame is not None:
-                self._note_plain(frame)
                 return frame
         lines = self._lines.feed(chunk) if chunk is not None else self._lines.flush()
         out = self._frames(lines)
@@ -92,6 +90,23 @@ class EventRelay:
             else:
                 self._fail("the stream ended before its last event")
         return out
+
+    @property
+    def has_template(self) -> bool:
+        """Whether plain token events may be relayed by ``plain`` (a plain token made the
+        stream's template; never in a continuation's relay or with content redaction)."""
+        return self._template is not None
+
+    def plain(self, chunk: bytes) -> bytes | None:
+        """``chunk``'s frame when it is one plain token event made on the stream's template,
+        relayed as ``feed`` would; None (and nothing done) when it may be anything else."""
+        template = self._template
+        if template is None or self._lines.pending:
+            return None
+        frame = template.frame(chunk)
+        if frame is not None:
+            self._note_plain(frame)
+        return frame
 
     def _frames(self, lines: list[bytes]) -> bytes:
         out: list[bytes] = []

@@ -12,6 +12,10 @@ waits too long, instead of a timeout set and cancelled around every read. How th
 ends is decided once, in ``pump``'s ``finally``: the upstream connection closed at once
 unless the body was read to its end (so the backend stops generating when the client leaves
 or a timeout strikes), the usage counted, the lease finished (the single ``on_complete``).
+Past the first token, when the server offers a ``ClientBody`` (a way to the client's
+connection past ``send``), writes go through it while the client keeps up, and plain token
+events are relayed from the upstream connection's callback while the loop waits
+(``direct.py``): the loop then wakes only for the other events.
 The exchange starts from the chunks read up to its first token (``first_token.py``: they go
 out first, in one write); one cut short after it is continued on another replica when it can
 be (``splice.py``), the relay going on with the continuation's exchange.
@@ -28,7 +32,8 @@ from typing import Any
 
 from gateway.cache.store.capture import AnswerCapture
 from gateway.errors import GatewayError, GatewayTimeout
-from gateway.openai.streaming import Write
+from gateway.openai.streaming import ClientBody, Write
+from gateway.path.exchange.direct import DirectRelay
 from gateway.path.exchange.events import EventRelay
 from gateway.path.exchange.first_token import Primed
 from gateway.path.exchange.lease import Lease, Outcome, Phase
@@ -64,9 +69,11 @@ class StreamRelay:
         self._deadline = lease.ctx.arrival + timeouts.total_s
         self._started = False
         self._last = b""  # frames read with the stream's last event: sent with its end
+        self._body: ClientBody | None = None  # the server's way past ``write``, if any
 
-    async def pump(self, write: Write) -> bytes:
+    async def pump(self, write: Write, body: ClientBody | None = None) -> bytes:
         self._started = True
+        self._body = body
         outcome = Outcome(200)
         primed = self._primed
         while True:
@@ -104,8 +111,9 @@ class StreamRelay:
             self._clock,
             self._response.next_chunk,
         )
-        budget, deadline = self._timeouts.first_token_s, self._deadline
+        budget, deadline, body = self._timeouts.first_token_s, self._deadline, self._body
         error: GatewayError | None = None
+        diverted = False
         stall = StallTimer(clock, deadline, self._stalled)
         try:
             if primed is not None:
@@ -119,6 +127,7 @@ class StreamRelay:
                     await write(held)
             stall.start(clock(), budget)
             feed, progress, waiting = events.feed, stall.progress, outcome.first_token_at is None
+            diverted = body is not None and not waiting and self._divert(body, stall)
             while not events.done:
                 now = clock()
                 if now >= deadline:
@@ -133,10 +142,16 @@ class StreamRelay:
                         outcome.first_token_at = clock()
                         lease.first_token()
                         budget = self._timeouts.idle_s
+                        diverted = body is not None and self._divert(body, stall)
                     if events.done and events.error is None:
                         self._last = out
+                    elif body is not None and body.ready():
+                        body.write(out)
                     else:
                         await write(out)
+            if diverted:
+                diverted = False
+                self._response.divert(None)
             error = events.error
             if error is None:
                 stall.progress(clock(), self._timeouts.idle_s)
@@ -157,12 +172,24 @@ class StreamRelay:
             raise
         finally:
             stall.cancel()
+            if diverted:
+                self._response.divert(None)
             self._response.close()
         self._count(events, outcome)
         if error is not None:
             outcome.status = error.http_status()
             outcome.error_kind = error.code or type(error).__name__
         return error
+
+    def _divert(self, body: ClientBody, stall: StallTimer) -> bool:
+        """Plain tokens from here on relayed from the connection's callback (``direct.py``);
+        False when there can be none (no template: the sink would decline every chunk)."""
+        if not self._events.has_template:
+            return False
+        idle_s = self._timeouts.idle_s
+        sink = DirectRelay(body, self._events, stall.progress, self._clock, self._deadline, idle_s)
+        self._response.divert(sink)
+        return True
 
     @staticmethod
     def _count(events: EventRelay, outcome: Outcome) -> None:
