@@ -37,8 +37,9 @@ Other gateways (replicas of this one, other clients) show in the same report: wh
 and queues beyond what this gateway had sent at the read (``others``). A known batch is
 then shared: while others were seen using it within ``SHARE_MEMORY_S``, this gateway keeps
 to half of it (two gateways each keeping to half fill it and queue nothing; taking what a
-read said the others left let two stale reads overfill it), and the engine's queue counts
-theirs too.
+read said the others left let two stale reads overfill it), and to less when its fresh
+report shows the others holding more than their half (sent there before the batch was
+known), and the engine's queue counts theirs too.
 
 The workers of one host (``serve --workers N``) are one gateway: each publishes its own
 counts on the host board (``host``, a ``HostShare``) and every decision here reads the
@@ -324,7 +325,10 @@ class BackendState:
             probe = 0 if self.batch_known else 1
             batch = int(self.slots_seen) + probe
             if self.shared:
-                batch = max(1, int(self.slots_seen) // 2)
+                # Half, and never more than the others left it by its fresh report: one
+                # that took more than half (sent before the batch was known) fills it.
+                left = int(self.slots_seen - self.others)
+                batch = max(1, min(int(self.slots_seen) // 2, left))
             return min(hard, batch)
         taken = max(self.slots_seen, self.room_seen)
         probe, hold = max(PROBE_MIN, int(PROBE_FACTOR * taken)), self.hold_s

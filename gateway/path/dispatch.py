@@ -312,6 +312,15 @@ class Dispatcher:
         ]
         return min(found, default=None)
 
+    def other_replicas(self, run: Run, plan: Plan, lease: Lease) -> bool:
+        """Whether the pool has a routable replica besides ``lease``'s that serves the
+        request's endpoint (full or not: its next free slot may come first)."""
+        endpoint, here = run.ctx.request.endpoint, lease.backend.name
+        return any(
+            s.name != here and s.routable and s.spec.serves(endpoint)
+            for s in self._backends.in_pool(run.ctx.policy, plan.pool.name)
+        )
+
     def _spend(self, pool: str, reason: str) -> bool:
         if self.budget.try_spend():
             self._metrics.retries.labels(pool, reason).inc()

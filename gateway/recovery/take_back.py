@@ -14,18 +14,27 @@ Where an attempt asked back goes (``where``, a value; the first-token race acts 
    cannot bounce between the engines and the gateway's queue);
 2. ``MOVE`` when it has somewhere better now: a hedge of it is out, or another replica of the
    pool has a free slot; it is cancelled there and the race goes on elsewhere;
-3. ``STAY`` when its first token where it is (the replica's calibrated prediction, with the
-   requests queued ahead of it there) is predicted by its limit, and the prediction rests on
-   observations: the pool's other replicas are as full (none has a free slot), and that
-   engine's next slot is as good as the gateway's next slot anywhere, so moving it would
-   only risk a place it holds;
-4. ``QUEUE`` otherwise (predicted past its limit, or nothing is known): it is cancelled on
-   the engine (the engine drops it) and goes back to the gateway's queue, where admission
-   weighs it again like any waiter (``admission/readmit.py``): in the place its original
-   arrival, deadline and priority give it, it gets the next slot that frees on any replica
-   of the pool, or, once the wait ahead shows it cannot be served by its limit, the honest
-   503 with Retry-After the other waiters get. Its client has seen nothing yet (the response
-   head waits for the first token), so the refusal is an answer, never an error after a 200.
+3. ``STAY`` when that engine is the only replica of the pool that could serve it (``alone``:
+   its next slot is the pool's next slot, so moving it would only lose the place it holds)
+   and its first token there (the replica's calibrated prediction, with the requests queued
+   ahead of it there) is predicted by its limit, on a prediction that rests on observations;
+4. ``QUEUE`` otherwise: it is cancelled on the engine (the engine drops it; it had no slot
+   there, so no work is lost) and goes back to the gateway's queue, where admission weighs
+   it again like any waiter (``admission/readmit.py``): in the place its original arrival,
+   deadline and priority give it, it gets the next slot that frees on any replica of the
+   pool, or, once the wait ahead shows it cannot be served by its limit, the honest 503 with
+   Retry-After the other waiters get. Its client has seen nothing yet (the response head
+   waits for the first token), so the refusal is an answer, never an error after a 200.
+
+Why the pool's queue rather than the engine's when the pool has other replicas: the engine
+frees a slot when the first of its running requests ends, the pool when the first of all of
+theirs does, which is never later; how long the running ones have left is what no
+prediction knows (their answers' lengths). A probe (``BackendState.dispatch_cap``: one sent
+beyond what the engine was seen running, to learn whether it runs more) found waiting has
+done its work: it showed the batch, and waits for the pool's next slot, not one engine's.
+Measured with two gateways on one fleet (``python -m loadtests.slo --scenarios replicas``):
+a probe each sent into the same full engine stayed there 2.7 s, where the other engine
+freed a slot in 0.6 s.
 
 Its limit is the one a waiter of the gateway's queue is held to (``rules.give_up_at``): its
 deadline (the client's ``x-gateway-deadline-ms``, else the pool's default), and its
@@ -61,6 +70,7 @@ class AskedBack:
     taken: int  # times this request was taken back already
     max_taken: int  # the pool's ``recovery.max_take_backs``
     elsewhere: bool  # a hedge is out, or another replica has a free slot now
+    alone: bool  # no other replica of the pool could serve it (routable, serving its endpoint)
     first_token_at: float  # its predicted first token where it is (calibrated)
     supported: bool  # that prediction rests on observations
     limit: float | None  # its give-up time for a first token (None: no limit)
@@ -73,7 +83,7 @@ def where(asked: AskedBack) -> Where:
     if asked.elsewhere:
         return Where.MOVE
     in_time = asked.limit is None or asked.first_token_at <= asked.limit
-    if asked.supported and in_time:
+    if asked.alone and asked.supported and in_time:
         return Where.STAY
     return Where.QUEUE
 

@@ -129,6 +129,7 @@ class Recovery(_Strict):
         le=10,
         description="Per request: how often a request found queued inside an engine beyond "
         "its batch may be taken back (to another replica with a free slot, or to the "
-        "gateway's queue when its first token there is predicted past its deadline, or its "
-        "objective in a saturated pool); 0: never",
+        "gateway's queue, which gives it the pool's next free slot; it stays when that "
+        "engine is the pool's only replica and its first token there is predicted by its "
+        "deadline, or its objective in a saturated pool); 0: never",
     )

@@ -61,6 +61,8 @@ class Dispatching(Protocol):
 
     def alternative_s(self, run: Run, plan: Plan, lease: Lease) -> float | None: ...
 
+    def other_replicas(self, run: Run, plan: Plan, lease: Lease) -> bool: ...
+
 
 class RaceOptions:
     """What one request's first-token race may do (``race.Options``)."""
@@ -95,7 +97,9 @@ class RaceOptions:
 
     def asked_back(self, lease: Lease, ahead: int, hedge_out: bool, now: float) -> Where:
         run = self._run
-        elsewhere = hedge_out or self._dispatcher.alternative_s(run, self._plan, lease) is not None
-        where = where_to(lease, ahead, elsewhere, run.taken, now)
+        d = self._dispatcher
+        elsewhere = hedge_out or d.alternative_s(run, self._plan, lease) is not None
+        alone = not d.other_replicas(run, self._plan, lease)
+        where = where_to(lease, ahead, elsewhere, alone, run.taken, now)
         run.taken += where is not Where.STAY
         return where

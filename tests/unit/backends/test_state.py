@@ -387,9 +387,14 @@ def test_a_batch_size_is_confirmed_by_reads_far_enough_apart(gap_s: float, cap: 
 SHARED: dict[str, tuple[int, Load, int, tuple[int, float]]] = {
     "ours alone": (4, Load(running=4, waiting=0), 4, (4, 0.0)),
     "another gateway uses two: what it leaves": (2, Load(running=4, waiting=0), 2, (2, 0.0)),
-    "another uses all four: half is still ours": (0, Load(running=4, waiting=1), 1, (2, 2.0)),
+    "another uses all four and queues: one is ours still": (
+        0, Load(running=4, waiting=1), 1, (1, 2.0)),
     "both at half: full, nothing queued": (2, Load(running=4, waiting=0), 2, (2, 0.0)),
-    "theirs queue too, ours beyond half queues": (2, Load(running=4, waiting=3), 3, (2, 4.0)),
+    "theirs queue too, ours beyond one queues": (2, Load(running=4, waiting=3), 3, (1, 4.0)),
+    "another took three before the batch was known: one is left": (
+        1, Load(running=4, waiting=0), 1, (1, 0.0)),
+    "another uses one, we have two: half, not the three it leaves": (
+        2, Load(running=3, waiting=0), 2, (2, 0.0)),
     "another uses one: still half, a stale read must not let both overfill it": (
         3, Load(running=4, waiting=0), 3, (2, 0.0)),
 }  # fmt: skip

@@ -30,40 +30,44 @@ NOW = 100.0  # the clock when the attempt is asked back
 
 
 @pytest.mark.parametrize(
-    ("taken", "elsewhere", "first_token_in", "supported", "limit_in", "expected"),
+    ("taken", "elsewhere", "alone", "first_token_in", "supported", "limit_in", "expected"),
     [
         # Somewhere better now (a hedge out, a free slot elsewhere): it moves there.
-        (0, True, 5.0, True, 2.0, Where.MOVE),
-        (0, True, 0.5, True, 2.0, Where.MOVE),
-        # The others as full, served there in time on a supported prediction: it stays.
-        (0, False, 1.5, True, 2.0, Where.STAY),
-        (0, False, 2.0, True, 2.0, Where.STAY),  # at its limit is in time
-        (0, False, 9.0, True, None, Where.STAY),  # no limit: late is never too late
+        (0, True, False, 5.0, True, 2.0, Where.MOVE),
+        (0, True, False, 0.5, True, 2.0, Where.MOVE),
+        # The pool's only replica, served there in time on a supported prediction: it stays.
+        (0, False, True, 1.5, True, 2.0, Where.STAY),
+        (0, False, True, 2.0, True, 2.0, Where.STAY),  # at its limit is in time
+        (0, False, True, 9.0, True, None, Where.STAY),  # no limit: late is never too late
+        # Other replicas, as full: the pool's next slot comes no later than this engine's.
+        (0, False, False, 1.5, True, 2.0, Where.QUEUE),
+        (0, False, False, 9.0, True, None, Where.QUEUE),
         # Past its limit there: back to the gateway's queue (served elsewhere, or refused).
-        (0, False, 2.5, True, 2.0, Where.QUEUE),
+        (0, False, True, 2.5, True, 2.0, Where.QUEUE),
         # Nothing known of its wait there: the gateway's queue judges it.
-        (0, False, 1.5, False, 2.0, Where.QUEUE),
-        (0, False, 1.5, False, None, Where.QUEUE),
+        (0, False, True, 1.5, False, 2.0, Where.QUEUE),
+        (0, False, True, 1.5, False, None, Where.QUEUE),
         # Taken back as often as allowed: it stays, wherever it would go.
-        (1, True, 5.0, True, 2.0, Where.STAY),
-        (1, False, 9.0, True, 2.0, Where.STAY),
+        (1, True, False, 5.0, True, 2.0, Where.STAY),
+        (1, False, False, 9.0, True, 2.0, Where.STAY),
     ],
 )
 def test_where_an_attempt_asked_back_goes(
     taken: int,
     elsewhere: bool,
+    alone: bool,
     first_token_in: float,
     supported: bool,
     limit_in: float | None,
     expected: Where,
 ) -> None:
     limit = None if limit_in is None else NOW + limit_in
-    asked = AskedBack(taken, 1, elsewhere, NOW + first_token_in, supported, limit)
+    asked = AskedBack(taken, 1, elsewhere, alone, NOW + first_token_in, supported, limit)
     assert where(asked) is expected
 
 
 @pytest.mark.parametrize(("taken", "max_taken", "expected"), [(0, 0, Where.STAY),
                          (1, 2, Where.QUEUE), (2, 2, Where.STAY)])  # fmt: skip
 def test_the_bound_on_take_backs(taken: int, max_taken: int, expected: Where) -> None:
-    asked = AskedBack(taken, max_taken, False, NOW + 5.0, True, NOW + 2.0)
+    asked = AskedBack(taken, max_taken, False, True, NOW + 5.0, True, NOW + 2.0)
     assert where(asked) is expected
