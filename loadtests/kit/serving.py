@@ -11,6 +11,9 @@ from typing import Any, TypeVar
 
 import uvicorn
 
+from gateway.commands.client_body import serving_protocol
+from gateway.schema.server_settings import Server
+
 T = TypeVar("T")
 
 
@@ -46,7 +49,11 @@ def serve_app(
 ) -> Iterator[Served]:
     """Start ``app`` on ``host`` (a loopback address) and ``port`` (0: a free one); yield its
     URL and loop; stop it on exit. ``options`` go to ``uvicorn.Config`` (with
-    ``ssl_certfile`` the URL is https)."""
+    ``ssl_certfile`` the URL is https). Served with the gateway's own protocol
+    (``commands/client_body.py``) unless ``http`` is given: the gateway's streams are then
+    relayed as ``latency-gateway serve`` relays them, past the ASGI ``send``; other apps
+    never look at what it adds."""
+    options.setdefault("http", serving_protocol(Server().header_timeout_s))
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", loop="uvloop", **options
     )

@@ -93,7 +93,7 @@ def gateways(upstream: str, seen: Seen) -> Iterator[tuple[str, str]]:
     text = single_pool(upstream)
     with (
         serve(build_app(load_policy_text(text)), http=_counting(seen)) as direct,
-        serve(build_app(load_policy_text(text))) as plain,
+        serve(build_app(load_policy_text(text)), http="httptools") as plain,  # uvicorn's own
     ):
         yield direct, plain
 
