@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx
 import openai
-import orjson
 import pytest
 
 from gateway.app import build_app
@@ -24,6 +23,7 @@ from gateway.openai.streaming import CLIENT_BODY, ClientBody
 from gateway.policy import load_policy_text
 from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.policies import single_pool
+from tests.support.raw_http import raw_chat_request, read_until
 from tests.support.servers import serve
 
 CHAT = "/v1/chat/completions"
@@ -68,11 +68,6 @@ def _counting(seen: Seen) -> type[ClientBodyProtocol]:
 
     methods = {"on_headers_complete": on_headers_complete, "connection_made": connection_made}
     return type("Counting", (ClientBodyProtocol,), methods)
-
-
-@pytest.fixture
-def fake_log() -> FakeLog:
-    return FakeLog()
 
 
 @pytest.fixture
@@ -165,19 +160,7 @@ def test_openai_sdk_reads_the_same_stream(gateways: tuple[str, str], seen: Seen)
 
 
 def _raw_request(base: str, body: dict[str, Any], rcvbuf: int | None = None) -> socket.socket:
-    host, port = base.removeprefix("http://").split(":")
-    payload = orjson.dumps(body)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if rcvbuf is not None:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    sock.settimeout(30)
-    sock.connect((host, int(port)))
-    head = (
-        f"POST {CHAT} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(payload)}\r\n\r\n"
-    ).encode()
-    sock.sendall(head + payload)
-    return sock
+    return raw_chat_request(base, body, timeout_s=30, rcvbuf=rcvbuf)
 
 
 def test_client_leaving_mid_stream_drops_the_upstream(
@@ -185,11 +168,7 @@ def test_client_leaving_mid_stream_drops_the_upstream(
 ) -> None:
     body = {**BASE, "stream": True, "fake": {"tokens": 50, "itl_s": 0.5}}
     sock = _raw_request(gateways[0], body)
-    received = b""
-    while b"tok2" not in received:  # past the first token: the direct path is relaying
-        chunk = sock.recv(65536)
-        assert chunk, "the gateway closed the stream"
-        received += chunk
+    read_until(sock, b"tok2")  # past the first token: the direct path is relaying
     sock.close()
     assert fake_log.left.wait(timeout=5), "the upstream kept working for a client that left"
     assert fake_log.cancelled == 1

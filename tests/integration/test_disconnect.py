@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import socket
 
-import orjson
 import pytest
 
 from loadtests.kit.fake_upstream import FakeLog
-
-CHAT = "/v1/chat/completions"
+from tests.support.raw_http import raw_chat_request, read_until
 
 
 def _raw_request(gateway: str, body: dict[str, object]) -> socket.socket:
-    host, port = gateway.removeprefix("http://").split(":")
-    payload = orjson.dumps(body)
-    sock = socket.create_connection((host, int(port)), timeout=10)
-    head = (
-        f"POST {CHAT} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(payload)}\r\n\r\n"
-    ).encode()
-    sock.sendall(head + payload)
-    return sock
+    return raw_chat_request(gateway, body)
 
 
 BASE = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
@@ -42,11 +32,7 @@ def test_client_leaving_cancels_upstream(
     sock = _raw_request(gateway, body)
     assert fake_log.arrived.wait(timeout=10), "the request never reached the upstream"
     if read_first:
-        received = b""
-        while b"tok0" not in received:
-            chunk = sock.recv(65536)
-            assert chunk, "the gateway closed the stream"
-            received += chunk
+        read_until(sock, b"tok0")
     sock.close()
     assert fake_log.left.wait(timeout=5), "the upstream kept working for a client that left"
     assert fake_log.cancelled == 1
