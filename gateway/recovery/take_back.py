@@ -33,8 +33,8 @@ prediction knows (their answers' lengths). A probe (``BackendState.dispatch_cap`
 beyond what the engine was seen running, to learn whether it runs more) found waiting has
 done its work: it showed the batch, and waits for the pool's next slot, not one engine's.
 Measured with two gateways on one fleet (``python -m loadtests.slo --scenarios replicas``):
-a probe each sent into the same full engine stayed there 2.7 s, where the other engine
-freed a slot in 0.6 s.
+both sent one more into the same engine at once, and the one that found it full stayed in
+its queue 2.7 s, where the other engine freed a slot 0.6 s after it was sent.
 
 Its limit is the one a waiter of the gateway's queue is held to (``rules.give_up_at``): its
 deadline (the client's ``x-gateway-deadline-ms``, else the pool's default), and its
