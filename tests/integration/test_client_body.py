@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
-import time
+import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -32,10 +32,12 @@ BASE: dict[str, Any] = {"model": "fast", "messages": [{"role": "user", "content"
 
 @dataclass
 class Seen:
-    """What the direct path did: body writes past ``send``, and times it was not ready."""
+    """What the direct path did: body writes past ``send``, and times it was not ready (and
+    an event set the first time, for a test thread waiting on the server's)."""
 
     writes: int = 0
     not_ready: int = 0
+    full: threading.Event = field(default_factory=threading.Event)
 
 
 class _Counted:
@@ -46,6 +48,7 @@ class _Counted:
         ready = self._body.ready()
         if not ready:
             self._seen.not_ready += 1
+            self._seen.full.set()
         return ready
 
     def write(self, chunk: bytes) -> None:
@@ -192,10 +195,7 @@ def test_slow_reader_gets_every_byte_in_order(gateways: tuple[str, str], seen: S
     body = {**BASE, "stream": True, "fake": {"tokens": 5000, "itl_s": 0}}
     sock = _raw_request(direct, body, rcvbuf=4096)
     # Not reading until the gateway found the client's buffer full (it then waits in send).
-    deadline = time.monotonic() + 60
-    while seen.not_ready == 0:
-        assert time.monotonic() < deadline, "the client's buffer never filled"
-        time.sleep(0.05)
+    assert seen.full.wait(timeout=60), "the client's buffer never filled"
     raw = b""
     while not raw.endswith(b"\r\n0\r\n\r\n"):
         chunk = sock.recv(1 << 16)
