@@ -80,14 +80,12 @@ class PoolAdmission:
         self._deadline_factor = 3.0 if objective is None else objective.deadline_factor
         steps = tuple(step_of(s) for s in self.settings.ladder)
         self.ladder = Ladder(steps, self.settings.hysteresis)
-        self.step = 0
-        self.inflight = 0
+        self.step, self.inflight = 0, 0
         self.prefill = PrefillBudget(self.settings.max_prefill_tokens)
         self.pump = LeasePump(self, leases)
 
     def predict(self, request: AdmissionRequest) -> Prediction:
-        best = self.fleet.ttft(request.prompt_tokens)
-        backend, supported = best if best is not None else (0.0, False)
+        backend, supported = self.fleet.ttft(request.prompt_tokens) or (0.0, False)
         if (wait := self._slot_wait_s(request)) is not None:
             supported = supported and self._wait_supported()
         return Prediction(wait or 0.0, backend, supported)
@@ -106,8 +104,10 @@ class PoolAdmission:
     def state(self) -> PoolState:
         """Nominal, saturated or overloaded, now (``saturation.py``)."""
         queued = len(self.queue) + self.host.queued() if self.fleet.limits_shown() else 0
-        hold = max(self.hold.served_mean_s(self._clock()), 1e-3)
-        capacity = self.slots() / hold if self._wait_supported() else 0.0
+        hold, shown = max(self.hold.served_mean_s(self._clock()), 1e-3), self.fleet.slots_shown()
+        # The drain: what the replicas have shown they run at once, a probed one's included.
+        slots = self.slots() if shown is None else min(self.slots(), shown)
+        capacity = slots / hold if self.hold.releases >= MIN_RELEASES else 0.0
         objective, waiting = self.objective_s(PROBE), Waiting(queued, self.fleet.waiting())
         deadline = None if objective is None else self._deadline_factor * objective
         now, sat = self._clock(), self.saturation

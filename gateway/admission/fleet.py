@@ -27,5 +27,9 @@ class FleetView:
     slots: Callable[[], int | None] = lambda: None
     # ... and whether those are limits the replicas showed, not probes of their room
     limits_shown: Callable[[], bool] = lambda: True
+    # what the routable replicas have shown they run at once (their limits, or, for one
+    # still probed, the most it was seen taking; ``BackendState.slots_shown``; None: as
+    # ``slots``): the drain the saturation detector may count on
+    slots_shown: Callable[[], int | None] = lambda: None
     # requests waiting inside the engines, by their fresh reports
     waiting: Callable[[], float] = lambda: 0.0

@@ -17,7 +17,10 @@ Rates: every arrival (a request asking the pool) and every completion (a slot gi
 adds ``1 / tau_s`` to a rate that decays by ``exp(-dt / tau_s)`` on the injected clock, so
 each reads as events per second over about the last ``tau_s``. The drain rate is what the
 pool can complete: the larger of its recent completions and its slots over the mean time a
-slot is held (Little's law; given by the controller, ``hold.served_mean_s``: it counts
+slot is held (Little's law; given by the controller once a few holds were seen: the slots
+the replicas have shown they run at once, one whose batch is still probed counting the most
+it was seen taking, so that one replica's probe does not leave the drain to the completions
+alone; the mean hold is ``hold.served_mean_s``: it counts
 what the current holders have held so far, or the first quick answers of a burst would
 promise a drain the pool does not have), so a burst after a quiet spell is not taken for an
 overload while its first completions are still to come. A pool leaves

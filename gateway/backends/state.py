@@ -346,6 +346,15 @@ class BackendState:
         return cap < self.spec.hard_cap and not self.batch_limited
 
     @property
+    def slots_shown(self) -> int:
+        """What it has shown it runs at once: its cap when that is a limit, else ``taken``
+        (a probe's extra is room hoped for, not shown)."""
+        cap = self.dispatch_cap
+        if not self.probing:
+            return cap
+        return min(cap, max(1, int(max(self.slots_seen, self.room_seen))))
+
+    @property
     def batch_known(self) -> bool:
         return self.batch_full_reads >= BATCH_CONFIRM_READS
 

@@ -256,6 +256,7 @@ class Gateway:
                         ttft=partial(self._best_ttft, name),
                         slots=partial(self._engine_slots, name),
                         limits_shown=partial(self._limits_shown, name),
+                        slots_shown=partial(self._slots_shown, name),
                         waiting=partial(self._engine_waiting, name),
                     ),
                     leases=self._lease_gate(pool),
@@ -302,6 +303,11 @@ class Gateway:
         """Every routable replica's cap is a limit it showed (or the policy's), none a probe
         of its room: a queue behind them is evidence that the pool is full."""
         return not any(s.probing for s in self._states(pool) if s.routable)
+
+    def _slots_shown(self, pool: str) -> int | None:
+        """What the pool's routable replicas have shown they run at once (None: none)."""
+        shown = [s.slots_shown for s in self._states(pool) if s.routable]
+        return sum(shown) if shown else None
 
     def _engine_slots(self, pool: str) -> int | None:
         """What the pool's routable replicas take at once (``BackendState.dispatch_cap``);

@@ -475,3 +475,36 @@ async def test_a_bursts_late_backlog_keeps_the_pool_saturated_after_arrivals_sto
     burst.cancel()
     await until(lambda: not pool.queue)
     assert not pool.state().saturated  # nothing waits: nominal
+
+
+# id -> (limits shown, what the replicas have shown they run at once, arrivals at once) ->
+# saturated. Eight slots held 3 s each drain 2.7/s; one request waits inside an engine.
+# Before, a replica still probed left the drain to the completions alone (none lately), so
+# a clump of a 1x burst read as saturation.
+SHOWN: dict[str, tuple[bool, int | None, int, bool]] = {
+    "limits shown, a clump of 1x (4/s)": (True, None, 8, False),
+    "one replica probed, 7 shown, a clump of 1x": (False, 7, 8, False),
+    "one replica probed, 7 shown, 3x (7/s)": (False, 7, 14, True),
+    "probed, nothing shown yet to count on": (False, 0, 8, True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("limits", "shown", "arrivals", "saturated"), SHOWN.values(), ids=SHOWN.keys()
+)
+async def test_the_drain_counts_what_the_replicas_have_shown_they_run(
+    limits: bool, shown: int | None, arrivals: int, saturated: bool
+) -> None:
+    clock = Clock(1000.0)
+    fleet = FleetView(
+        ttft=lambda tokens: (0.1, True),
+        slots=lambda: 8,
+        limits_shown=lambda: limits,
+        slots_shown=lambda: shown,
+        waiting=lambda: 1.0,
+    )
+    pool = pool_admission(slots=8, clock=clock, fleet=fleet)
+    await _teach_hold(pool, clock, 3.0)
+    clock.now += 30.0  # the completions' rate has decayed to nothing
+    _rush(pool, arrivals)
+    assert pool.state().saturated is saturated

@@ -46,6 +46,31 @@ def test_a_first_token_in_line_raises_the_probe_and_a_full_read_ends_it() -> Non
     assert (state.dispatch_cap, state.probing) == (11, False)
 
 
+# id -> (reads a second apart, whether eight went at once with first tokens in line) ->
+# (dispatch cap, what it has shown it runs at once)
+SHOWN: dict[str, tuple[list[Load], bool, tuple[int, int]]] = {
+    "no read yet: the policy's cap": ([], False, (64, 64)),
+    "seen running 4: probed to 8, 4 shown": ([Load(running=4)], False, (8, 4)),
+    "8 in flight in line: probed to 16, 8 shown": ([Load(running=4)], True, (16, 8)),
+    "a full batch read: its limit": ([Load(running=6, waiting=2)], False, (7, 7)),
+    "confirmed": ([Load(running=6, waiting=2)] * 2, False, (6, 6)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("reads", "in_line", "caps"), SHOWN.values(), ids=SHOWN.keys())
+def test_what_an_engine_has_shown_it_runs_at_once(
+    reads: list[Load], in_line: bool, caps: tuple[int, int]
+) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry(VLLM.replace("max_inflight: 4", "max_inflight: 64"))
+    for second, load in enumerate(reads):
+        fold_load(state, load, float(second))
+    if in_line:
+        state.first_token_in_line(8.0)
+    assert (state.dispatch_cap, state.slots_shown) == caps
+
+
 def _registry(text: str = BEFORE) -> tuple[BackendRegistry, BackendState]:
     registry = BackendRegistry()
     registry.reconcile(policy(text))
