@@ -18,7 +18,9 @@ is failed over to another with a free slot, a request an engine queues beyond it
 taken back to another replica, or to the gateway's queue (``exchange/readmission.py``: it
 waits for a slot again in its place, then is dispatched again as here, or gets the waiter's
 refusal; it does not spend an attempt). Each is counted in ``gateway_failovers_total``, as
-is a retry here after a failure before the first token.
+is a retry here after a failure before the first token. A request that admission gave a slot
+while every replica is at its cap (a hedge holds a slot admission does not count; a cap fell
+since) waits for a replica's slot until its give-up time rather than being refused.
 
 Parameters: pool ``retry`` (attempts, backoff_initial_s, backoff_max_s, jitter_s),
 ``fallback`` and ``recovery`` (hedge, hedge_budget, stall_factor, stall_min_s); policy
@@ -34,6 +36,7 @@ import math
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from functools import partial
 
 from gateway.admission.permit import Permit
 from gateway.backends.registry import BackendRegistry
@@ -41,7 +44,7 @@ from gateway.errors import GatewayError, GatewayTimeout
 from gateway.metrics import GatewayMetrics
 from gateway.path.context import Plan, RequestContext, fits_pool
 from gateway.path.exchange.attempt import Opener, PoolStateOf, RaceOptions, Run
-from gateway.path.exchange.choose import pick_backend
+from gateway.path.exchange.choose import in_time, pick_backend
 from gateway.path.exchange.first_token import STALL, Primed, read_first_token
 from gateway.path.exchange.lease import CLIENT_GONE, Lease, Outcome, Phase
 from gateway.path.exchange.race import Race
@@ -191,10 +194,24 @@ class Dispatcher:
             prefix_match=choice.prefix_match,
         )
 
+    async def _leased(self, run: Run, plan: Plan) -> Lease:
+        """``lease``, waiting for a replica's slot when admission gave the request one while
+        every replica is at its cap (``choose.in_time``): until its give-up time, or, with no
+        objective or deadline, its total timeout; not after a failed attempt."""
+
+        def until() -> float | None:
+            if run.permit is None or run.last is not None:
+                return None
+            limit = run.permit.give_up()
+            return run.ctx.arrival + plan.pool.timeouts.total_s if limit is None else limit
+
+        lease = partial(self.lease, run, plan)
+        return await in_time(lease, until, self._clock, self._sleep)
+
     async def _attempt(self, run: Run, plan: Plan) -> Primed:
         ctx = run.ctx
         try:
-            lease = self.lease(run, plan)
+            lease = await self._leased(run, plan)
         except GatewayError:
             # Every replica was tried: the real failure says more than "none left".
             if run.last is not None:
