@@ -46,7 +46,7 @@ from gateway.admission.queue import AdmissionQueue, Lane, Priority, Ticket
 from gateway.admission.refusal import Refused, refusal_error
 from gateway.admission.rules import Times, deadline_of, give_up_at, late_reason, wait_cap
 from gateway.admission.saturation import PoolState, Saturation, Waiting
-from gateway.admission.waiters import Waiter, due, missed, wait_for_slot, waiter_of
+from gateway.admission.waiters import Waiter, due, missed, ticket_of, wait_for_slot, waiter_of
 from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.policy.compile import PoolSpec
@@ -130,9 +130,12 @@ class PoolAdmission:
 
     def publish(self) -> None:
         """Show the host's other workers this pool's queue and rates (``host_slots.py``)."""
-        self.host.publish_queue(len(self.queue))
+        self._show_queue()
         rates = self.saturation.arrivals, self.saturation.completions
         self.host.publish_rates(rates[0].shown(), rates[1].shown())
+
+    def _show_queue(self) -> None:
+        self.host.publish_queue(len(self.queue), self.queue.head())
 
     def _probe_wait(self) -> float | None:
         return probe.wait_s if (probe := self.predict(PROBE)).supported else None
@@ -192,19 +195,10 @@ class PoolAdmission:
                 return self._permit(request, 0.0, lease)
         granted: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         times, backend_s = self._times(request, decision, start)
-        ticket = Ticket(
-            priority=request.priority,
-            lane=request.lane,
-            cost=request.cost,
-            deadline=give_up_at(times, backend_s, saturated=False),
-            enqueued_at=start,
-            payload=Waiter(
-                granted, tokens, request, times, backend_s, self._expected(request, decision)
-            ),
-            arrival=times.arrival,
-        )
+        expected = self._expected(request, decision)
+        ticket = ticket_of(Waiter(granted, tokens, request, times, backend_s, expected), start)
         self.queue.push(ticket)
-        self.host.publish_queue(len(self.queue))  # siblings' releases must reach it
+        self._show_queue()  # siblings' releases must reach it
         self.pump.kick()
         self.dispatch()  # a slot given back by a request readmitted goes to the queue's head
         self.recheck()  # it may stand ahead of others now
@@ -290,7 +284,8 @@ class PoolAdmission:
 
     def _has_free_slot(self, slots: int) -> bool:
         held = self.inflight + self.host.held()
-        free = held < slots and not self.queue and self.prefill.has_room()
+        waiting = self.queue or self.host.queued()  # the host's queue goes first
+        free = held < slots and not waiting and self.prefill.has_room()
         return free and (self.pump.leases is None or self.pump.leases.may_try(self.limit.limit))
 
     def _claim(self, tokens: float) -> None:
@@ -336,6 +331,7 @@ class PoolAdmission:
         else:
             self.queue.remove(ticket)
             granted.cancel()
+            self._show_queue()
 
     def dispatch(self) -> None:
         if self.pump.leases is not None or not self.queue:
@@ -343,8 +339,10 @@ class PoolAdmission:
         slots = self.slots()  # granting changes who is in flight, not the engines' slots
         with self.host.locked():
             while self.inflight + self.host.held() < slots and self.prefill.has_room():
-                if not self.grant(None):
-                    return
+                # A sibling's first waiter stands ahead: the slot is its (its tick takes it).
+                if self.host.ahead(self.queue.head()) or not self.grant(None):
+                    break
+        self._show_queue()
 
     def grant(self, lease: str | None) -> bool:
         """Give a slot (and its lease) to the next live waiter; False when nobody waits."""
@@ -366,6 +364,7 @@ class PoolAdmission:
     def _refuse_waiter(self, ticket: Ticket, wait: float) -> None:
         waiter = waiter_of(ticket)
         self.queue.remove(ticket)
+        self._show_queue()
         if not waiter.granted.done():
             waiter.granted.set_exception(self._late_refusal(ticket, wait))
 

@@ -52,6 +52,8 @@ from enum import IntEnum, StrEnum
 _COMPACT_FACTOR = 2
 _COMPACT_SLACK = 64
 _EPSILON = 1e-9
+# ``head``'s key for a ticket without a deadline: after every clock time, then by arrival.
+NO_DEADLINE = 1e12
 
 
 class Priority(IntEnum):
@@ -213,6 +215,17 @@ class AdmissionQueue:
         """Estimated tickets dispatched before a new ticket of this priority and lane."""
         return self._ahead(priority, lane)[0]
 
+    def head(self) -> tuple[int, float] | None:
+        """Where the most urgent waiting ticket stands among other queues' (None: nobody
+        waits): its priority, then its deadline (one without comes after every deadline,
+        by arrival: ``NO_DEADLINE + arrival``). Lanes aside: what the host's workers compare
+        to hand a freed slot to the host's first waiter (``host_slots.py``)."""
+        tops = [top for lane in Lane if (top := self._top(lane)) is not None]
+        if not tops:
+            return None
+        priority, deadline, arrival, _, _ = min(tops)
+        return priority, deadline if math.isfinite(deadline) else NO_DEADLINE + arrival
+
     def ordered(self) -> list[Ticket]:
         """Every waiting ticket in the order ``pop`` would return them (nothing changes)."""
         lanes = {
@@ -247,6 +260,13 @@ class AdmissionQueue:
             float(other_count), (ahead + 1) * self._weight(other) / self._weight(lane)
         )
         return ahead + other_turns, own_work + self.work(other) / other_count * other_turns
+
+    def _top(self, lane: Lane) -> _LaneEntry | None:
+        """The lane's next entry, the dead ones above it dropped."""
+        heap = self._heaps[lane]
+        while heap and not self._is_current(heap[0][4], heap[0][3]):
+            heapq.heappop(heap)
+        return heap[0] if heap else None
 
     def _weight(self, lane: Lane) -> float:
         share = self._long_lane_share

@@ -38,6 +38,20 @@ class Waiter:
         return DEADLINE if deadline is not None and first_token > deadline else OBJECTIVE
 
 
+def ticket_of(waiter: Waiter, enqueued_at: float) -> Ticket:
+    """The queue's ticket for ``waiter``: filed under its give-up time outside saturation."""
+    request = waiter.request
+    return Ticket(
+        priority=request.priority,
+        lane=request.lane,
+        cost=request.cost,
+        deadline=give_up_at(waiter.times, waiter.backend_s, saturated=False),
+        enqueued_at=enqueued_at,
+        payload=waiter,
+        arrival=waiter.times.arrival,
+    )
+
+
 def waiter_of(ticket: Ticket) -> Waiter:
     waiter = ticket.payload
     assert isinstance(waiter, Waiter)

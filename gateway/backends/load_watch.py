@@ -84,11 +84,12 @@ class LoadWatcher:
     async def _scrape(self, state: BackendState, timeout_s: float) -> None:
         try:
             redactor = self._policy().redactor
+            before = state.host_inflight  # the engine's moment is somewhere in the read
             body = await probe_get(self._pool, state.spec, "/metrics", timeout_s, redactor)
             cap = state.dispatch_cap
             load = parse_load(state.spec.engine, body.decode("utf-8", "replace"))
             interval = self._policy().source.health.scrape_interval_s
-            fold_load(state, load, state.clock(), fresh_s=FRESH_READS * interval)
+            fold_load(state, load, state.clock(), FRESH_READS * interval, before)
             self._on_read(state)
             if state.dispatch_cap != cap:
                 log.info(
@@ -109,8 +110,11 @@ class LoadWatcher:
         self.problems.note(state.name, None)
 
 
-def fold_load(state: BackendState, load: Load, now: float, fresh_s: float = 2.0) -> None:
-    """Store a fresh read (believed for ``fresh_s``), and the rates since the previous one."""
+def fold_load(
+    state: BackendState, load: Load, now: float, fresh_s: float = 2.0, own_before: float = 0.0
+) -> None:
+    """Store a fresh read (believed for ``fresh_s``), and the rates since the previous one;
+    ``own_before``: what this host had in flight there when the read was asked for."""
     old = state.load
     hit = windowed_ratio(load.prefix_hits, load.prefix_queries, old.prefix_hits, old.prefix_queries)
     accepted = windowed_ratio(
@@ -120,9 +124,11 @@ def fold_load(state: BackendState, load: Load, now: float, fresh_s: float = 2.0)
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
     state.load = load
-    # Its own in the read: what it has in flight there, and what it dropped just before (a
-    # hedge's loser, a request taken back) that the engine may not have let go of yet.
-    own = state.host_inflight + state.dropped_lately(now)
+    # Its own in the read: what it had in flight there while the read was on its way (a
+    # request that ended meanwhile may be in it), and what its workers dropped just before
+    # (a hedge's loser, a request taken back) that the engine may not have let go of yet.
+    # Else those read as another gateway's, and the batch is halved for SHARE_MEMORY_S.
+    own = max(state.host_inflight, own_before) + state.host_dropped(now)
     state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, own
     if state.others > 0:
         state.others_at = now

@@ -94,6 +94,10 @@ class HostShare(Protocol):
 
     def pending_tokens(self) -> float: ...
 
+    def publish_dropped(self, dropped: int, until: float) -> None: ...
+
+    def dropped(self, now: float) -> float: ...
+
 
 class Health(StrEnum):
     UNKNOWN = "unknown"
@@ -166,7 +170,10 @@ class BackendState:
         ``aborted``: this gateway dropped it (the engine may show it a moment longer)."""
         self.inflight -= 1
         if aborted:
-            self.aborts.append(self.clock())
+            now = self.clock()
+            self.aborts.append(now)
+            if self.host is not None:  # a sibling's read may show it too
+                self.host.publish_dropped(self.dropped_lately(now), now + ABORT_SHOWS_S)
         if held_s is not None and math.isfinite(held_s) and held_s >= 0.0:
             old = self.hold_s
             self.hold_s = held_s if old is None else old + HOLD_ALPHA * (held_s - old)
@@ -205,11 +212,16 @@ class BackendState:
         return self._scraped_queue()
 
     def dropped_lately(self, now: float) -> int:
-        """Requests this gateway dropped there that the engine may still show at ``now``."""
+        """Requests this worker dropped there that the engine may still show at ``now``."""
         aborts = self.aborts
         while aborts and now - aborts[0] > ABORT_SHOWS_S:
             aborts.popleft()
         return len(aborts)
+
+    def host_dropped(self, now: float) -> float:
+        """The same, of this host's workers."""
+        mine = self.dropped_lately(now)
+        return mine if self.host is None else mine + self.host.dropped(now)
 
     @property
     def others(self) -> float:

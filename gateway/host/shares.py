@@ -1,10 +1,11 @@
 """A worker's figures on the host board, per backend and per pool, and its siblings' sums.
 
 A backend's row cells: what this worker has in flight there, how many of those wait for
-their first token, and their uncached prompt tokens (``BackendState``'s own counts). A
-pool's: the admission slots this worker holds, its queue's length, and its arrival and
-completion rates as (value, when) pairs, which a reader decays to its own now
-(``saturation.Rate``: ``value * exp(-(now - at) / tau)``).
+their first token, their uncached prompt tokens (``BackendState``'s own counts), and how
+many it dropped lately, until when the engine may still show them. A pool's: the admission
+slots this worker holds, its queue's length and most urgent waiter (priority, deadline
+key), and its arrival and completion rates as (value, when) pairs, which a reader decays
+to its own now (``saturation.Rate``: ``value * exp(-(now - at) / tau)``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from contextlib import AbstractContextManager
 
 from gateway.host.board import Board
 
-# backend cells
-INFLIGHT, PENDING, PENDING_TOKENS = 0, 1, 2
+Head = tuple[int, float] | None  # a queue's most urgent waiter (priority, deadline key)
+
+# backend cells (DROPPED: how many it dropped lately, which the engine may show until
+# DROPPED_UNTIL)
+INFLIGHT, PENDING, PENDING_TOKENS, DROPPED, DROPPED_UNTIL = 0, 1, 2, 3, 4
 # pool cells
 HELD, QUEUED, ARRIVALS, ARRIVALS_AT, COMPLETIONS, COMPLETIONS_AT = 0, 1, 2, 3, 4, 5
+HEAD_PRIORITY, HEAD_DEADLINE = 6, 7  # its queue's most urgent waiter, while QUEUED > 0
 
 
 class BackendShare:
@@ -45,6 +50,18 @@ class BackendShare:
     def pending_tokens(self) -> float:
         return self._board.others(self._slot, PENDING_TOKENS)
 
+    def publish_dropped(self, dropped: int, until: float) -> None:
+        self._board.put(self._slot, DROPPED, float(dropped))
+        self._board.put(self._slot, DROPPED_UNTIL, until)
+
+    def dropped(self, now: float) -> float:
+        """What the siblings dropped there that the engine may still show at ``now``."""
+        board, slot = self._board, self._slot
+        rows = (r for r in range(board.rows) if r != board.row)
+        return sum(
+            board.get(r, slot, DROPPED) for r in rows if board.get(r, slot, DROPPED_UNTIL) > now
+        )
+
 
 class PoolShare:
     """One pool's cells (``admission.host_slots.HostSlots``); ``wake`` is called when the
@@ -70,11 +87,28 @@ class PoolShare:
     def publish_held(self, held: int) -> None:
         self._board.put(self._slot, HELD, float(held))
 
-    def publish_queue(self, queued: int) -> None:
-        self._board.put(self._slot, QUEUED, float(queued))
+    def publish_queue(self, queued: int, head: Head = None) -> None:
+        board, slot = self._board, self._slot
+        if head is not None:  # before the count: a reader never takes an old head for new
+            board.put(slot, HEAD_PRIORITY, float(head[0]))
+            board.put(slot, HEAD_DEADLINE, head[1])
+        board.put(slot, QUEUED, float(queued))
         grew, self._queued = queued > self._queued, queued
         if grew and self._wake is not None:
             self._wake()
+
+    def ahead(self, head: Head) -> bool:
+        """Whether a sibling's waiter stands before ``head`` (priority, then deadline)."""
+        if head is None:
+            return False
+        board, slot = self._board, self._slot
+        for row in range(board.rows):
+            if row == board.row or board.get(row, slot, QUEUED) < 0.5:
+                continue
+            theirs = (board.get(row, slot, HEAD_PRIORITY), board.get(row, slot, HEAD_DEADLINE))
+            if theirs < head:
+                return True
+        return False
 
     def publish_rates(
         self, arrivals: tuple[float, float], completions: tuple[float, float]

@@ -520,3 +520,33 @@ def test_count_ahead_counts_what_work_ahead_weighs() -> None:
     assert queue.count_ahead(Priority.STANDARD, Lane.SHORT) == 2
     assert queue.work_ahead(Priority.STANDARD, Lane.SHORT) == 20.0
     assert queue.count_ahead(Priority.CRITICAL, Lane.SHORT) == 1
+
+
+# -- head: the most urgent waiter, as the host's workers compare them -----------------------
+
+# id -> tickets (priority, lane, deadline, arrival) -> head
+Waiting = list[tuple[Priority, Lane, float | None, float]]
+HEADS: dict[str, tuple[Waiting, tuple[int, float] | None]] = {
+    "nobody waits": ([], None),
+    "the earliest deadline": ([(S, SHORT, 9.0, 1.0), (S, SHORT, 7.0, 2.0)], (1, 7.0)),
+    "priority first, either lane": ([(S, SHORT, 1.0, 0.0), (C, LONG, 9.0, 0.0)], (0, 9.0)),
+    "no deadline: after every deadline, by arrival": ([(S, SHORT, None, 3.0)], (1, 1e12 + 3.0)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("tickets", "head"), HEADS.values(), ids=HEADS.keys())
+def test_head(tickets: Waiting, head: tuple[int, float] | None) -> None:
+    queue = AdmissionQueue()
+    for priority, lane, deadline, arrival in tickets:
+        queue.push(ticket(priority=priority, lane=lane, deadline=deadline, arrival=arrival))
+    assert queue.head() == head
+
+
+def test_head_skips_tickets_that_left() -> None:
+    queue = AdmissionQueue()
+    first, second = ticket("a", deadline=1.0), ticket("b", deadline=2.0)
+    queue.push(first)
+    queue.push(second)
+    queue.remove(first)
+    assert queue.head() == (1, 2.0)
+    assert drain(queue) == ["b"]

@@ -82,3 +82,28 @@ def test_a_new_url_is_a_new_backend_on_the_board_too(tmp_path: Path) -> None:
     moved = registry.get("a")
     assert moved is not None
     assert moved.host_inflight == 0.0  # the old URL's requests are not this backend's
+
+
+# id -> (what a sent there, dropped, b's own count when the read was asked for, the read)
+# -> the others b sees: not its siblings' drops, nor a request that ended during the read.
+OWN: dict[str, tuple[int, int, float, Load, float]] = {
+    "another gateway's two": (2, 0, 0.0, Load(running=4), 2.0),
+    "a sibling dropped one the engine still runs": (2, 1, 0.0, Load(running=2), 0.0),
+    "one of ours ended while the read was on its way": (1, 0, 2.0, Load(running=2), 0.0),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sent", "dropped", "before", "load", "others"), OWN.values(), ids=OWN.keys()
+)
+def test_what_the_host_had_there_during_a_read_is_its_own(
+    tmp_path: Path, sent: int, dropped: int, before: float, load: Load, others: float
+) -> None:
+    a, b = _workers(tmp_path, POLICY.replace("pool: p,", "pool: p, engine: vllm,"))
+    for _ in range(sent):
+        a.sent(0.0)
+    for _ in range(dropped):
+        a.done(aborted=True)  # a hedge's loser, a request taken back
+    fold_load(b, load, b.clock(), own_before=before)
+    assert b.others == pytest.approx(others)
+    assert b.host_dropped(b.clock() + 5.0) == 0.0  # the engine let go of it by then
