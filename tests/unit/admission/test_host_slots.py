@@ -116,27 +116,13 @@ async def test_the_hosts_first_waiter_gets_a_freed_slot_whichever_worker_frees_i
     await asyncio.sleep(0)
     assert not later.done()
     assert a.inflight == 0
+    clock.now += 1.0  # a newcomer does not take the free slot the host's waiters wait for
+    newcomer = asyncio.create_task(a.acquire(_request(clock)))
+    await until(lambda: len(a.queue) == 2, what="the newcomer waits behind them")
     b.dispatch()  # b's tick
     permit = await asyncio.wait_for(first, 1)
     permit.release(latency_s=0.1, dropped=False)  # b frees it: a's waiter is the host's first
     a.dispatch()
     (await asyncio.wait_for(later, 1)).release(latency_s=0.1, dropped=False)
-
-
-async def test_a_new_request_does_not_take_a_slot_the_hosts_waiters_wait_for(
-    tmp_path: Path,
-) -> None:
-    clock = Clock()
-    a, b = _two_workers(tmp_path, slots=1, clock=clock)
-    held = await a.acquire(_request(clock))
-    waiter = asyncio.create_task(b.acquire(_request(clock)))
-    await until(lambda: len(b.queue) == 1, what="b's waiter")
-    held.release(latency_s=0.1, dropped=False)  # free until b's tick hands it to its waiter
-    clock.now += 1.0
-    newcomer = asyncio.create_task(a.acquire(_request(clock)))
-    await until(lambda: len(a.queue) == 1, what="the newcomer waits behind b's waiter")
-    b.dispatch()  # b's tick
-    (await asyncio.wait_for(waiter, 1)).release(latency_s=0.1, dropped=False)
-    a.dispatch()
     (await asyncio.wait_for(newcomer, 1)).release(latency_s=0.1, dropped=False)
     assert (a.host.queued(), b.host.queued()) == (0, 0)  # both queues shown empty again
