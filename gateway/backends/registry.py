@@ -11,6 +11,8 @@ from gateway.backends.breaker import BreakerSettings, CircuitBreaker
 from gateway.backends.state import BackendState, Health, HostShare
 from gateway.policy.compile import CompiledPolicy
 
+Pool = tuple[BackendState, ...]
+
 
 class BackendRegistry:
     """The states of the backends named by the active policy."""
@@ -23,6 +25,8 @@ class BackendRegistry:
         self._states: dict[str, BackendState] = {}
         self._clock = clock
         self._share = share  # the host board's view of a backend, with ``serve --workers``
+        # Each pool's states, as ``in_pool`` last made them: for that policy and ``_states``.
+        self._pools: dict[str, tuple[CompiledPolicy, dict[str, BackendState], Pool]] = {}
 
     def reconcile(self, policy: CompiledPolicy) -> None:
         fresh: dict[str, BackendState] = {}
@@ -47,6 +51,7 @@ class BackendRegistry:
                     host=share,
                 )
         self._states = fresh
+        self._pools = {}
 
     def now(self) -> float:
         return self._clock()
@@ -57,12 +62,19 @@ class BackendRegistry:
     def all(self) -> Iterable[BackendState]:
         return tuple(self._states.values())
 
-    def in_pool(self, policy: CompiledPolicy, pool: str) -> list[BackendState]:
-        return [
+    def in_pool(self, policy: CompiledPolicy, pool: str) -> Pool:
+        """The states of ``pool``'s backends under ``policy``: made once per policy and
+        reconcile (admission reads them several times per request)."""
+        made = self._pools.get(pool)
+        if made is not None and made[0] is policy and made[1] is self._states:
+            return made[2]
+        states = tuple(
             state
             for spec in policy.pools[pool].backends
             if (state := self._states.get(spec.name)) is not None
-        ]
+        )
+        self._pools[pool] = (policy, self._states, states)
+        return states
 
     def pool_ready(self, policy: CompiledPolicy) -> Mapping[str, bool]:
         return {pool: any(s.ready for s in self.in_pool(policy, pool)) for pool in policy.pools}

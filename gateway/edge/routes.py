@@ -20,7 +20,7 @@ from gateway.edge.error_render import render_error
 from gateway.edge.openapi import openapi_document
 from gateway.errors import GatewayError, NotFound
 from gateway.openai.body import read_body
-from gateway.openai.disconnect import DisconnectWatch
+from gateway.openai.disconnect import DISCONNECT_HOOK, DisconnectWatch
 from gateway.openai.endpoints import GATEWAY_PATHS
 from gateway.openai.json_response import json_response
 from gateway.openai.parse import parse_request
@@ -105,7 +105,10 @@ async def _generate(request: Request, endpoint: Endpoint) -> Response:
         raw = await read_body(request, server.max_body_bytes, server.body_timeout_s)
     except GatewayError as exc:
         return _refuse(gateway, exc, headers, arrival, None)
-    watch = DisconnectWatch(request.receive)
+    extensions = request.scope.get("extensions")
+    # The server's own notice of a client leaving, where it offers one (no task per request).
+    hook = None if extensions is None else extensions.get(DISCONNECT_HOOK)
+    watch = DisconnectWatch(request.receive, hook)
     ctx = None
     # What is known of a request refused before its context exists (the access log's and
     # per-tenant metrics' view of a rate-limited or over-limit request).

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gateway.errors import InvalidRequest
 from gateway.openai.numbers import INTEGRAL, Whole
 from gateway.openai.request import Endpoint, ParsedRequest
+from gateway.openai.simple_chat import simple_chat
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
@@ -102,6 +103,8 @@ def request_model(endpoint: Endpoint) -> type[BaseModel]:
 
 def parse_request(endpoint: Endpoint, raw: bytes) -> ParsedRequest:
     body = _decode_json(raw)
+    if endpoint == "chat" and simple_chat(body):  # the model would accept it as it is
+        return ParsedRequest(endpoint, body["model"], body.get("stream") is True, body)
     try:
         parsed = _MODELS[endpoint].model_validate(body)
     except ValidationError as exc:

@@ -25,7 +25,7 @@ from gateway.errors import GatewayError
 from gateway.metrics import GatewayMetrics
 from gateway.openai.messages import expected_output_tokens, prompt_chars
 from gateway.openai.request import GENERATING
-from gateway.path.context import Plan, RequestContext, fits_pool
+from gateway.path.context import Plan, RequestContext, evolve, fits_pool
 from gateway.path.flow import Flow, Services
 
 # (pool, characters of a prompt) -> the prompt tokens the pool's backends count for them
@@ -46,7 +46,7 @@ async def admit_stage(flow: Flow, services: Services) -> Flow:
         services.admissions, services.metrics, flow.ctx, flow.planned(), services.prompt_tokens
     )
     flow.headers["x-gateway-queue-ms"] = str(round(admitted.permit.queued_s * 1000))
-    return replace(flow, plan=admitted.plan, permit=admitted.permit, degraded=admitted.degraded)
+    return evolve(flow, plan=admitted.plan, permit=admitted.permit, degraded=admitted.degraded)
 
 
 async def admit(

@@ -41,7 +41,7 @@ from gateway.openai import sse
 from gateway.openai.json_response import json_response
 from gateway.openai.request import PROMPT_ENDPOINTS
 from gateway.openai.streaming import EventStreamResponse, WholeStream
-from gateway.path.context import RequestContext, classify
+from gateway.path.context import RequestContext, classify, evolve
 from gateway.path.flow import Flow, Services
 from gateway.path.report import request_fields
 
@@ -60,7 +60,7 @@ async def cache_stage(flow: Flow, services: Services) -> Flow | Response:
     """A hit's response (it takes no admission slot and no backend), or the flow with the
     cache's result (``ctx.cache``), the miss's capture and the routing embedding."""
     cached = await _looked_up(services, flow)
-    ctx = replace(cached.ctx, cache=flow.headers.get("x-gateway-cache"))
+    ctx = evolve(cached.ctx, cache=flow.headers.get("x-gateway-cache"))
     if cached.response is not None:
         _report_hit(services, ctx)
         return cached.response
@@ -69,7 +69,7 @@ async def cache_stage(flow: Flow, services: Services) -> Flow | Response:
         ctx, vector = await _routing_vector(services, ctx, cached.vector)
         if vector is not None:
             ctx = _routed(services, ctx, vector)
-    return replace(flow, ctx=ctx, capture=cached.capture)
+    return evolve(flow, ctx=ctx, capture=cached.capture)
 
 
 def _report_hit(services: Services, ctx: RequestContext) -> None:

@@ -4,12 +4,14 @@ of a request against a pool's context window that planning, compression and ever
 another pool (degrade, fallback) make: ``fit`` is the verdict (None when the pool has no
 ``max_context``); ``require_fit`` turns a miss into the 400 that names the token count and
 the limit; ``fits_pool`` asks it for a pool planning did not choose, with the plan's count
-(after compression, if any)."""
+(after compression, if any). ``evolve`` is ``dataclasses.replace`` for these frozen records at
+half its cost (the stages make several copies per request)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from gateway.admission.queue import Priority
 from gateway.classify import (
@@ -28,6 +30,32 @@ from gateway.openai.messages import responses_messages
 from gateway.openai.request import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.tracing.marks import StageMarks
+
+T = TypeVar("T")
+
+
+def evolve(record: T, **changes: Any) -> T:
+    """``dataclasses.replace(record, **changes)`` for a frozen, slotted dataclass: the fields
+    copied into a new object as its ``__init__`` would set them, without the call through it
+    (``replace`` builds the keyword arguments of every field for it). Its slots are its fields;
+    when they are not all positional ``__init__`` fields (``__match_args__``), or the class has
+    a ``__post_init__``, it goes through ``replace``; so does a name that is no field (which
+    raises ``TypeError`` there)."""
+    cls = type(record)
+    names: tuple[str, ...] | None = getattr(cls, "__slots__", None)
+    if (
+        names is None
+        or getattr(cls, "__match_args__", None) != names
+        or hasattr(cls, "__post_init__")
+        or not cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+        or len(changes.keys() & names) != len(changes)
+    ):
+        return replace(record, **changes)  # type: ignore[type-var]
+    new = object.__new__(cls)
+    put = object.__setattr__
+    for name in names:
+        put(new, name, changes[name] if name in changes else getattr(record, name))
+    return new
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from gateway.admission.permit import Permit
 from gateway.backends.registry import BackendRegistry
 from gateway.errors import GatewayError, GatewayTimeout
 from gateway.metrics import GatewayMetrics
-from gateway.path.context import Plan, RequestContext, fits_pool
+from gateway.path.context import Plan, RequestContext, evolve, fits_pool
 from gateway.path.exchange.attempt import Opener, PoolStateOf, RaceOptions, Run
 from gateway.path.exchange.choose import in_time, pick_backend
 from gateway.path.exchange.first_token import STALL, Primed, read_first_token
@@ -84,7 +84,7 @@ async def dispatch_stage(flow: Flow, services: Services) -> Flow:
     headers["x-gateway-route-reason"] = lease.plan.reason
     headers["x-gateway-backend"] = lease.backend.name
     if not (opened.degraded or flow.degraded):
-        return replace(flow, opened=opened)
+        return evolve(flow, opened=opened)
     headers["x-gateway-degraded"] = "1"
     # The cache key names the planned pool: a smaller pool's answer is not its.
     return replace(flow, opened=opened, capture=None)

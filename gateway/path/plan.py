@@ -18,7 +18,7 @@ of the pool declares it in ``extra_routes``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gateway.classify import Classification
 from gateway.classify.length import length_class
@@ -29,6 +29,7 @@ from gateway.path.context import (
     Plan,
     RequestContext,
     classify,
+    evolve,
     owns_context_check,
     require_fit,
 )
@@ -38,7 +39,7 @@ from gateway.schema import Rule, RuleWhen
 
 
 async def plan_stage(flow: Flow, services: Services) -> Flow:
-    return replace(flow, plan=plan_pool(flow.ctx))
+    return evolve(flow, plan=plan_pool(flow.ctx))
 
 
 def plan_pool(ctx: RequestContext) -> Plan:
@@ -49,10 +50,10 @@ def plan_pool(ctx: RequestContext) -> Plan:
     if classes is None:
         # Only a metrics label here: the admission estimate (four characters a token) will do.
         rough = int(prompt_chars(ctx.request.body) / 4)
-        return replace(plan, length=length_class(rough, ctx.policy.classify.length).value)
+        return evolve(plan, length=length_class(rough, ctx.policy.classify.length).value)
     if not owns_context_check(ctx, plan.pool):
         require_fit(ctx, plan.pool, classes.prompt_tokens, estimated=not classes.tokens_exact)
-    return replace(plan, length=classes.length.value, prompt_tokens=classes.prompt_tokens)
+    return evolve(plan, length=classes.length.value, prompt_tokens=classes.prompt_tokens)
 
 
 def _route(ctx: RequestContext) -> ModelRoute:

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -286,8 +286,9 @@ class Gateway:
         binds = limit_binds(pool.settings.admission.limit, pool.capacity)
         return self.lease_gates(pool.name) if self.lease_gates and binds else None
 
-    def _states(self, pool: str) -> list[BackendState]:
-        return self.backends.in_pool(self.policy, pool) if pool in self.policy.pools else []
+    def _states(self, pool: str) -> Sequence[BackendState]:
+        policy = self.policy
+        return self.backends.in_pool(policy, pool) if pool in policy.pools else ()
 
     def _pool_load(self, pool: str) -> tuple[float, float]:
         states = self._states(pool)

@@ -133,7 +133,7 @@ def _row(name: str, samples: tuple[list[float], list[float]]) -> str:
 
 
 def _decide(
-    ctx: RequestContext, scheduler: Scheduler, replicas: dict[str, list[BackendState]]
+    ctx: RequestContext, scheduler: Scheduler, replicas: dict[str, tuple[BackendState, ...]]
 ) -> None:
     plan = plan_pool(ctx)
     facts = RouteFacts.of(ctx.request, ctx.headers)

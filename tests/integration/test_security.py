@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 from collections.abc import Iterator
 
 import httpx2 as httpx
@@ -311,7 +312,15 @@ def test_slow_headers_lose_the_connection_and_connections_are_capped(upstream: s
             sock.close()
         with socket.create_connection(address, timeout=10) as sock:
             sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
-            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+            answer = b""
+            while b'{"status":"ok"}' not in answer:
+                answer += sock.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 200")
+            # The next request on the kept-alive connection is timed too: its head trickles.
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+            start = time.monotonic()
+            assert sock.recv(4096) == b""  # closed by the header timer (0.2 s)
+            assert time.monotonic() - start < 4.0  # not by uvicorn's 5 s keep-alive timeout
         with socket.create_connection(address, timeout=10) as sock:
             sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
             answer = _read_to_close(sock)  # uvicorn's parser refuses it: OpenAI-shaped too

@@ -486,3 +486,25 @@ def test_a_request_this_gateway_dropped_is_not_taken_for_anothers(
     fold_load(state, Load(running=3), now[0])
     assert state.others == others
     assert (state.others_at == now[0]) is (others > 0)
+
+
+def test_a_pools_states_are_made_once_per_policy_and_reconcile() -> None:
+    compiled = policy(BEFORE)
+    registry = BackendRegistry()
+    registry.reconcile(compiled)
+    first = registry.in_pool(compiled, "small")
+    assert registry.in_pool(compiled, "small") is first  # the same policy: made once
+    same_text = policy(BEFORE)
+    assert registry.in_pool(same_text, "small") == first  # another policy: made again
+    assert registry.in_pool(same_text, "small") is not first
+    registry.reconcile(compiled)  # (same backends: the states are kept, the tuple made anew)
+    again = registry.in_pool(compiled, "small")
+    assert again is not first
+    assert again == first
+    moved = policy(
+        BEFORE.replace("model: m, pool: small", "model: m, pool: big").replace(
+            "fast: {pool: small}", "fast: {pool: big}"
+        )
+    )
+    registry.reconcile(moved)
+    assert [s.name for s in registry.in_pool(moved, "big")] == ["a", "b"]

@@ -30,7 +30,8 @@ def _body(
     cycle = SimpleNamespace(
         transport=transport, chunked_encoding=chunked, disconnected=gone, response_complete=ended
     )
-    flow = SimpleNamespace(write_paused=paused)
+    flow = SimpleNamespace(write_paused=paused, resumed=0)
+    flow.resume_reading = lambda: setattr(flow, "resumed", flow.resumed + 1)
     return CycleBody(cycle, flow), transport  # type: ignore[arg-type]
 
 
@@ -103,3 +104,62 @@ async def test_the_response_hands_the_source_the_scopes_client_body(offered: boo
     assert [m["type"] for m in sent] == ["http.response.start", *["http.response.body"] * 2]
     assert sent[-1] == {"type": "http.response.body", "body": b"data: [DONE]\n\n",
                         "more_body": False}  # fmt: skip
+
+
+# What happens to a request's disconnect callback: (gone when registered, stopped before the
+# connection is lost, the cycle marked disconnected when lost, the lost cycle the request's)
+# -> calls
+DISCONNECTS: dict[str, tuple[bool, bool, bool, bool, int]] = {
+    "the client leaves mid-response": (False, False, True, True, 1),
+    "gone already when the watch starts: called at once, once": (True, False, True, True, 1),
+    "the response ended first (uvicorn does not mark it)": (False, False, False, True, 0),
+    "the watch stopped (the response is done)": (False, True, True, True, 0),
+    "lost under a later request's cycle (pipelined)": (False, False, True, False, 0),
+}
+
+
+@pytest.mark.parametrize(
+    ("gone", "stopped", "marked", "same", "calls"), DISCONNECTS.values(), ids=DISCONNECTS.keys()
+)
+def test_the_cycle_tells_the_watch_of_a_client_that_leaves(
+    gone: bool, stopped: bool, marked: bool, same: bool, calls: int
+) -> None:
+    body = _body(gone=gone)[0]
+    cycle: Any = body._cycle
+    called: list[None] = []
+    body.on_disconnect(lambda: called.append(None))
+    assert body._flow.resumed == 1  # type: ignore[attr-defined]  # reading resumes
+    if stopped:
+        body.on_disconnect(None)
+    cycle.disconnected = marked
+    body.lost(cycle if same else SimpleNamespace(disconnected=True))  # type: ignore[arg-type]
+    body.lost(cycle if same else SimpleNamespace(disconnected=True))  # type: ignore[arg-type]
+    assert len(called) == calls
+
+
+@pytest.mark.parametrize("gone", [False, True], ids=["stays", "leaves"])
+async def test_a_watch_on_a_hook_cancels_the_task_without_a_task_of_its_own(gone: bool) -> None:
+    body = _body()[0]
+    cycle: Any = body._cycle
+
+    async def receive() -> dict[str, Any]:
+        raise AssertionError("a hook is there: receive is never asked")
+
+    async def serving() -> str:
+        watch = DisconnectWatch(receive, body)
+        tasks = len(asyncio.all_tasks())
+        try:
+            if gone:
+                cycle.disconnected = True
+                body.lost(cycle)
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            assert watch.absorb()
+            return "absorbed"
+        finally:
+            watch.stop()
+        assert len(asyncio.all_tasks()) == tasks
+        return "served"
+
+    assert await asyncio.create_task(serving()) == ("absorbed" if gone else "served")
+    assert body._gone is None  # stopped: a later loss calls nobody

@@ -1,0 +1,1 @@
+"""CPU instructions per request of the gateway, counted by callgrind (``cli.py``)."""
