@@ -291,12 +291,13 @@ class BackendState:
         self, uncached_tokens: float, *, at_next_slot: bool = False
     ) -> tuple[float, bool]:
         """``predict_ttft``, and whether it rests on observations (not a prior, not
-        extrapolated) and may refuse: never for a request sent now to an engine that shows
-        room. One call, the features read once."""
+        extrapolated in its features or its outcome) and may refuse: never for a request
+        sent now to an engine that shows room. One call, the features read once."""
         features = self._features(uncached_tokens, at_next_slot)
         model = self.ttft_model
+        upper = model.upper(features)
         supported = (at_next_slot or not self.shows_room) and model.supported(features)
-        return model.upper(features), supported
+        return upper, supported and model.reaches(upper)
 
     def _features(self, uncached_tokens: float, at_next_slot: bool) -> TtftFeatures:
         if at_next_slot:

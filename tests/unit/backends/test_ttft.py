@@ -135,6 +135,27 @@ SUPPORT: dict[str, tuple[list[TtftFeatures], TtftFeatures, bool]] = {
 }
 
 
+# first tokens learned from (seconds) -> a prediction (seconds) -> within what was seen
+REACH: dict[str, tuple[list[float], float, bool]] = {
+    "nothing seen: only the absolute slack": ([], 1.0, True),
+    "inside the longest seen": ([0.4, 0.9, 0.6], 0.8, True),
+    "x1.25 + 1 s of the longest": ([0.4, 0.9, 0.6], 2.125, True),
+    "past it (the ramp's 6.1 s against 0.9 s seen)": ([0.4, 0.9, 0.6], 6.1, False),
+    "late first tokens seen: a late prediction is evidence": ([0.9, 5.0], 6.1, True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("observed", "upper_s", "reaches"), REACH.values(), ids=REACH.keys())
+def test_a_prediction_past_the_longest_first_token_seen_is_an_extrapolation(
+    observed: list[float], upper_s: float, reaches: bool
+) -> None:
+    model = TtftModel()
+    features = TtftFeatures(500, 1000, 4, 3)
+    for seconds in observed:
+        model.observe(features, seconds, model.predict(features))
+    assert model.reaches(upper_s) is reaches
+
+
 @pytest.mark.parametrize(("learned", "asked", "supported"), SUPPORT.values(), ids=SUPPORT.keys())
 def test_a_prediction_is_supported_only_inside_what_was_observed(
     learned: list[TtftFeatures], asked: TtftFeatures, supported: bool
