@@ -16,7 +16,7 @@ import httpx2 as httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.host.board import alive
+from gateway.host.board import Board, alive
 from loadtests.kit.fake_upstream import FakeConfig, build_fake
 from loadtests.kit.ports import free_port
 from tests.support.processes import gateway_process
@@ -248,8 +248,29 @@ def test_the_supervisor_leaves_no_folder_behind(
     shm = Path("/dev/shm")
     before = set(shm.glob("latency-gateway-*")) if shm.is_dir() else set()
     with _served(_policy(upstream), tmp_path) as (proc, _):
-        during = set(shm.glob("latency-gateway-*")) - before
-        assert len(during) >= 1
+        # Its own: other gateways on this host (a benchmark beside the suite) make theirs.
+        during = {f for f in set(shm.glob("latency-gateway-*")) - before if _of(f, proc.pid)}
+        assert len(during) == 1
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
     assert not any(folder.exists() for folder in during)
+
+
+def _of(folder: Path, supervisor: int) -> bool:
+    """Whether ``folder``'s board is worked by ``supervisor``'s workers."""
+    try:
+        board = Board.attach(folder)
+    except (OSError, ValueError):
+        return False  # another gateway's, still being made or gone
+    try:
+        return any(_parent(pid) == supervisor for pid in board.owners().values())
+    finally:
+        board.close()
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[1])  # the field after the state
