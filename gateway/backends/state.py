@@ -362,8 +362,8 @@ class BackendState:
     def slots_shown(self) -> int:
         """What it has shown it runs at once: its cap when that is a limit, else ``taken``
         (a probe's extra is room hoped for, not shown)."""
-        cap = self.dispatch_cap
-        if not self.probing:
+        cap = self.dispatch_cap  # once: ``probing`` would work it out again
+        if cap >= self.spec.hard_cap or self.batch_limited:  # not probing
             return cap
         return min(cap, max(1, int(max(self.slots_seen, self.room_seen))))
 
