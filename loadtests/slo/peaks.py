@@ -1,11 +1,17 @@
-"""How far the SLO benchmark's "1x" loads run past capacity over short windows (issue 31).
+"""How far the SLO benchmark's loads run past capacity over short windows (issue 31).
 
 A load called 1x offers the fleet's capacity on average over its whole span; its arrivals
-still come in clumps. For each 1x scenario this slides a window of ``window_s`` over the
+still come in clumps. For each scenario this slides a window of ``window_s`` over the
 arrivals (a step of a tenth of it) and reports the work they bring over the work the fleet
 can do in that window: ``sum(w_i) / (window_s * replicas * speed)``, ``w_i`` each request's
 share of a saturated engine's seconds (``capacity.engine_seconds``), so 1.0 is exactly what
-the fleet drains. Printed: the peak, and the share of windows above 1x, 1.5x and 2x.
+the fleet drains. Printed per window length (5 s and 30 s): the peak, and the share of
+windows above 1x, 1.5x and 2x; and the load over the scenario's whole span.
+
+The bursty 2x and 3x rows are printed beside the 1x rows because issue 31 asks opposite
+things of them: at most 1% refused on the 1x rows, admitted p99 TTFT within 1.1x the
+objective on the bursty 2x-5x rows (which takes refusing in their bursts). Where a 1x row's
+windows are as heavy as bursty 2x's, no decision made from the load can do both.
 
 ``python -c "from loadtests.slo.peaks import main; main()"`` (reads the Azure traces from
 ``../shared/datasets``, as the benchmark does).
@@ -45,7 +51,16 @@ def windows(plan: Sequence[PlannedRequest], seconds: Sequence[float], drain: flo
     return loads
 
 
+def span_load(plan: Sequence[PlannedRequest], seconds: Sequence[float], drain: float) -> float:
+    """The load over the whole span of the arrivals (first to last)."""
+    span = max(r.at_s for r in plan) - min(r.at_s for r in plan)
+    return sum(seconds) / (span * drain) if span > 0 else float("inf")
+
+
 def describe(name: str, loads: Sequence[float]) -> str:
+    if not loads:
+        return f"{name}: shorter than the window"
+
     def share(x: float) -> str:
         return f"{100 * sum(1 for v in loads if v > x) / len(loads):.0f}%"
 
@@ -53,15 +68,16 @@ def describe(name: str, loads: Sequence[float]) -> str:
             f"1.5x {share(1.5)}, 2x {share(2.0)}")  # fmt: skip
 
 
-def main(window_s: float = 5.0, seed: int = 0) -> None:
+def main(window_s: Sequence[float] = (5.0, 30.0), seed: int = 0) -> None:
     fleet = load_fleet(FLEET)
     profile = group_profile(fleet.groups[0])
     drain = sum(g.replicas for g in fleet.groups) * fleet.speed
     workload = load_workload(WORKLOAD)
     cap = mix_capacity(fleet, workload, seed)
     loads: list[tuple[str, list[PlannedRequest]]] = []
-    bursty = plans.bursty(workload, seed, cap.rps, 1.0, 60.0, SERVED_MODEL)
-    loads.append(("bursty 1x", list(bursty.plan)))
+    for multiple in (1.0, 2.0, 3.0):
+        bursty = plans.bursty(workload, seed, cap.rps, multiple, 60.0, SERVED_MODEL)
+        loads.append((f"bursty {multiple:g}x", list(bursty.plan)))
     for trace in ("conv", "code"):
         path = azure.trace_path(DATA, trace)
         if not path.exists():
@@ -72,7 +88,9 @@ def main(window_s: float = 5.0, seed: int = 0) -> None:
         rps = fleet_capacity(fleet, reqs).rps
         sc = plans.azure(trace, head, seed, rps, 1.0, SERVED_MODEL, profile.max_model_len)
         loads.append((f"azure-{trace} 1x", list(sc.plan)))
-    print(f"window {window_s:g} s; 1.0 = the fleet's drain ({drain:g} replica-seconds/s)")
+    print(f"1.0 = the fleet's drain ({drain:g} replica-seconds/s)")
     for name, plan in loads:
         seconds = [engine_seconds(engine_tokens(r, profile.natural_stop), profile) for r in plan]
-        print(describe(name, windows(plan, seconds, drain, window_s)))
+        for w in window_s:
+            print(f"window {w:g} s: " + describe(name, windows(plan, seconds, drain, w)))
+        print(f"whole span: {name}: {span_load(plan, seconds, drain):.2f}x")
