@@ -2,15 +2,22 @@
 
 The supervisor (the process that was started) makes the host's folder (under ``/dev/shm``
 where the host has it) with the host board (``gateway/host/board.py``: every worker's
-backend loads, admission slots and rate-limit buckets), binds the port N times (one
-listening socket per worker, ``SO_REUSEPORT``: the kernel spreads new connections evenly
-over them by their addresses' hash, where one shared socket hands most of them to whichever
+backend loads, admission slots and rate-limit buckets), binds the port N times (one socket
+per worker, ``SO_REUSEPORT``: the kernel spreads new connections evenly over the listening
+ones by their addresses' hash, where one shared socket hands most of them to whichever
 worker is awake, which keep-alive clients then stay on) and starts N workers, each a fresh
 interpreter (``spawn``) that attaches to the board, claims a row, builds the app on the
-policy file and serves its socket with uvicorn as one process would. It then only watches:
+policy file and serves its socket with uvicorn as one process would. A socket listens only
+from when its worker serves (uvicorn's server calls ``listen``; the supervisor only binds,
+which reports a port in use at once): the kernel gives connections to listening sockets
+only, so none waits for a worker that is still starting. It then only watches:
 
-- a worker that dies is started again on the same socket, which the supervisor keeps
-  open (its row is freed: what it held stops counting); one that could not start (exit
+- a worker that dies has its socket withdrawn at once (``withdraw``: ``shutdown`` stops a
+  listening socket listening and resets the connections that waited in its queue, which
+  their clients can retry, while the port stays bound): without it the kernel kept giving
+  that socket a share of the new connections, which waited seconds for the restarted worker.
+  The worker is then started again on the same socket, which listens again once it serves
+  (its row is freed: what it held stops counting); one that could not start (exit
   ``STARTUP_FAILURE``: a policy that does not load, say) stops the whole gateway instead of
   looping;
 - SIGINT or SIGTERM goes to every worker, which drains as one process does (the policy's
@@ -22,7 +29,7 @@ Every worker hashes strings alike (``PYTHONHASHSEED``, random per start, is set 
 so their prefix-index block hashes agree (``scheduling/prefix_index.py``).
 
 Parameters: ``workers`` (N), ``KILL_MARGIN_S``, ``RESTART_BACKOFF_S`` (between restarts of
-a worker that keeps dying).
+a worker that keeps dying), ``WATCH_S``.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import gc
 import logging
 import math
 import multiprocessing
+import multiprocessing.connection
 import os
 import secrets
 import shutil
@@ -56,6 +64,7 @@ log = logging.getLogger(__name__)
 STARTUP_FAILURE = 3  # a worker's exit code when it could not start serving
 KILL_MARGIN_S = 5.0
 RESTART_BACKOFF_S = 1.0
+WATCH_S = 0.1  # how often the supervisor looks at the signals it noted
 MAX_DEFAULT_WORKERS = 8
 PR_SET_PDEATHSIG = 1
 
@@ -101,8 +110,9 @@ def host_folder() -> Path:
     return Path(tempfile.mkdtemp(prefix="latency-gateway-", dir=base))
 
 
-def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
-    """One worker's listening socket on ``host:port`` (others may bind the same port)."""
+def bind(host: str, port: int) -> socket.socket:
+    """One worker's socket bound to ``host:port`` (others may bind the same port); not
+    listening yet: its worker's server listens once it serves."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -112,9 +122,34 @@ def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
     except OSError:
         sock.close()
         raise
-    sock.listen(backlog)
     sock.set_inheritable(True)
     return sock
+
+
+def bind_all(host: str, port: int, count: int) -> list[socket.socket]:
+    """``count`` sockets bound to ``host:port``; port 0: one the kernel picks, named
+    explicitly to each (a socket given an ephemeral port loses it when withdrawn, and would
+    listen again on another)."""
+    if port == 0:
+        with bind(host, 0) as probe:
+            return bind_all(host, probe.getsockname()[1], count)
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sockets.append(bind(host, port))
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def withdraw(sock: socket.socket) -> None:
+    """Stop ``sock`` listening (the connections waiting in its queue are reset); it stays
+    bound, and listens again when a server starts on it. Nothing for a socket that does not
+    listen (its worker died before it served)."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def serve_workers(
@@ -125,8 +160,7 @@ def serve_workers(
     board = Board.create(folder, rows=2 * workers)
     sockets: list[socket.socket] = []
     try:
-        for _ in range(workers):
-            sockets.append(bind(host, port))
+        sockets = bind_all(host, port, workers)
     except OSError as exc:
         for sock in sockets:
             sock.close()
@@ -194,19 +228,31 @@ class Supervisor:
                     self._send(signal.SIGHUP)
                 else:
                     return 0
-            for index, process in enumerate(self._processes):
-                if process is None or process.is_alive():
-                    continue
-                process.join()
-                if process.exitcode == STARTUP_FAILURE:
-                    log.error("worker %d could not start; stopping the gateway", index)
-                    return 1
-                log.warning("worker %d (pid %s) died (exit %s); starting it again",
-                            index, process.pid, process.exitcode)  # fmt: skip
-                if time.monotonic() - self._started_at[index] < RESTART_BACKOFF_S:
-                    time.sleep(RESTART_BACKOFF_S)
-                self._start(index)
-            time.sleep(0.1)
+            code = self._restart_dead()
+            if code is not None:
+                return code
+            # Woken at once by a worker's death (its sentinel), else within WATCH_S for a
+            # signal noted meanwhile.
+            sentinels = [p.sentinel for p in self._processes if p is not None]
+            multiprocessing.connection.wait(sentinels, timeout=WATCH_S)
+
+    def _restart_dead(self) -> int | None:
+        """Withdraw the socket of every worker that died and start it again; the gateway's
+        exit code when one could not start (None: go on)."""
+        for index, process in enumerate(self._processes):
+            if process is None or process.is_alive():
+                continue
+            withdraw(self._sockets[index])
+            process.join()
+            if process.exitcode == STARTUP_FAILURE:
+                log.error("worker %d could not start; stopping the gateway", index)
+                return 1
+            log.warning("worker %d (pid %s) died (exit %s); socket withdrawn, starting it again",
+                        index, process.pid, process.exitcode)  # fmt: skip
+            if time.monotonic() - self._started_at[index] < RESTART_BACKOFF_S:
+                time.sleep(RESTART_BACKOFF_S)
+            self._start(index)
+        return None
 
     def _send(self, sig: int) -> None:
         for process in self._processes:

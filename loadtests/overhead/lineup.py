@@ -128,14 +128,15 @@ def ttft_rows(
 
 @contextmanager
 def profiled(pid: int | None, out: Path | None) -> Iterator[None]:
-    """``py-spy record`` of ``pid`` (nonblocking: the target is not paused) into ``out`` for
-    the block, when both are given; py-spy writes its file when interrupted."""
+    """``py-spy record`` of ``pid`` and its children (``serve --workers N``'s workers;
+    nonblocking: the target is not paused) into ``out`` for the block, when both are given;
+    py-spy writes its file when interrupted."""
     if pid is None or out is None:
         yield
         return
     spy = Path(sys.executable).with_name("py-spy")
     argv = [str(spy) if spy.exists() else "py-spy", "record", "--nonblocking", "-r", "200",
-            "-p", str(pid), "-o", str(out)]  # fmt: skip
+            "--subprocesses", "-p", str(pid), "-o", str(out)]  # fmt: skip
     formats = {".json": "speedscope", ".txt": "raw"}  # else an svg flame graph
     if out.suffix in formats:
         argv += ["-f", formats[out.suffix]]

@@ -1,9 +1,10 @@
 """``serve --workers 2`` for real: two processes answer on one port and behave as one gateway
 (admission and rate limits across both, /metrics of both, a reload reaching both, SIGTERM
-stopping all)."""
+stopping all, a dead worker's connections going to the other)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -274,3 +275,35 @@ def _parent(pid: int) -> int | None:
     except OSError:
         return None
     return int(stat.rpartition(")")[2].split()[1])  # the field after the state
+
+
+def test_while_a_dead_worker_restarts_the_other_takes_every_new_connection(
+    counted: tuple[str, Concurrency], tmp_path: Path
+) -> None:
+    upstream, _ = counted
+    with _served(_policy(upstream), tmp_path) as (proc, base):
+        workers = _workers_of(proc.pid)
+        os.kill(workers[1], signal.SIGKILL)
+        # Its replacement is held still: a connection the kernel still gave the dead worker's
+        # socket would wait for it (it did, for the seconds a restart takes).
+        replacement = _replacement(proc, set(workers))
+        os.kill(replacement, signal.SIGSTOP)
+        try:
+            # A fresh connection each: the kernel spreads them over the listening sockets.
+            statuses = [httpx.get(base + "/healthz", timeout=5).status_code for _ in range(20)]
+        finally:
+            os.kill(replacement, signal.SIGCONT)
+        assert statuses == [200] * 20
+        _workers_up(base, proc)  # and the replacement serves once it runs
+
+
+def _replacement(proc: subprocess.Popen[str], before: set[int]) -> int:
+    """The worker the supervisor starts in place of a dead one."""
+    for _ in range(3000):
+        assert proc.poll() is None, "the gateway exited"
+        new = set(_workers_of(proc.pid)) - before
+        if new:
+            return new.pop()
+        # Not a sleep for state: the supervisor's restart is a process, not an event here.
+        proc_wait(proc, 0.01)
+    raise AssertionError("the dead worker was not started again")

@@ -1,20 +1,29 @@
-"""``serve --workers``: its default, its argument, the listening sockets."""
+"""``serve --workers``: its default, its argument, the listening sockets, a dead worker's."""
 
 from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from gateway.commands.cli import command_line
 from gateway.commands.workers import (
     MAX_DEFAULT_WORKERS,
+    STARTUP_FAILURE,
+    Supervisor,
+    WorkerSettings,
     bind,
+    bind_all,
     cgroup_cores,
     default_workers,
     host_folder,
+    withdraw,
 )
 
 
@@ -59,11 +68,107 @@ def test_every_worker_gets_its_own_socket_on_the_one_port() -> None:
     second = bind("127.0.0.1", port)
     try:
         assert second.getsockname()[1] == port
+        # Bound, not listening: no connection waits for a worker that does not serve yet.
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        first.listen(8)  # as its worker's server does once it serves
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             pass
     finally:
         first.close()
         second.close()
+
+
+def _accepted(sock: socket.socket) -> int:
+    """The connections waiting in a listening socket's queue, accepted and closed."""
+    sock.setblocking(False)
+    count = 0
+    while True:
+        try:
+            conn, _ = sock.accept()
+        except BlockingIOError:
+            return count
+        conn.close()
+        count += 1
+
+
+def _connect(port: int, count: int) -> list[socket.socket]:
+    return [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(count)]
+
+
+@contextmanager
+def _pair() -> Iterator[tuple[socket.socket, socket.socket, int]]:
+    """Two workers' sockets on one port, both listening."""
+    first, second = bind_all("127.0.0.1", 0, 2)
+    port = first.getsockname()[1]
+    assert second.getsockname()[1] == port
+    first.listen(128)
+    second.listen(128)
+    try:
+        yield first, second, port
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_withdrawn_socket_gets_no_connection_until_it_listens_again() -> None:
+    with _pair() as (dead, alive, port):
+        clients = _connect(port, 40)
+        assert _accepted(dead) > 0  # the kernel spreads them
+        assert _accepted(alive) > 0
+        withdraw(dead)
+        clients += _connect(port, 40)
+        assert _accepted(alive) == 40  # every new one, none left waiting on the dead one
+        dead.listen(128)  # its restarted worker serves
+        clients += _connect(port, 40)
+        assert _accepted(dead) > 0
+        for client in clients:
+            client.close()
+
+
+def test_withdrawing_a_socket_that_never_listened_does_nothing() -> None:
+    sock = bind("127.0.0.1", 0)
+    try:
+        withdraw(sock)
+        sock.listen(8)  # it can still serve
+    finally:
+        sock.close()
+
+
+class _Dead:
+    """A worker process that has exited."""
+
+    pid = 4242
+    sentinel = -1
+
+    def __init__(self, exitcode: int) -> None:
+        self.exitcode = exitcode
+
+    def is_alive(self) -> bool:
+        return False
+
+    def join(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("exitcode", "code", "restarted"), [(-9, None, [1]), (STARTUP_FAILURE, 1, [])]
+)
+def test_a_dead_workers_socket_is_withdrawn_before_it_is_started_again(
+    exitcode: int, code: int | None, restarted: list[int]
+) -> None:
+    with _pair() as (first, second, port):
+        settings = WorkerSettings("p.yaml", "/nowhere", "info", "127.0.0.1", port)
+        supervisor = Supervisor(settings, [first, second], drain_s=1.0)
+        started: list[int] = []
+        supervisor._start = started.append  # type: ignore[method-assign,assignment]
+        supervisor._processes = [None, cast(BaseProcess, _Dead(exitcode))]
+        assert supervisor._restart_dead() == code
+        assert started == restarted
+        clients = _connect(port, 20)
+        assert _accepted(first) == 20  # the dead worker's socket gets none
+        for client in clients:
+            client.close()
 
 
 def test_the_host_folder_is_private() -> None:
