@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx2 as httpx
 import yaml
 
 from gateway.children import StartupError, running
@@ -95,6 +97,7 @@ class Launch:
     headers: Mapping[str, str] = field(default_factory=dict)
     # The model clients send; None: the workload's own (our gateway maps it by policy).
     model: str | None = None
+    workers: int = 1  # the gateway's ``serve --workers``: measured once every one serves
 
 
 def _litellm(front: Front, setup: Setup, port: int, root: Path, binaries: Binaries) -> Launch:
@@ -138,8 +141,8 @@ def plan_launch(
     if name == "gateway":
         policy = root / "gateway-policy.yaml"
         argv = gateway_cmd(policy, port, front.gateway_workers)
-        return Launch("gateway", argv, url, url + "/readyz",
-                      files={policy: front.gateway_policy})  # fmt: skip
+        return Launch("gateway", argv, url, url + "/readyz", files={policy: front.gateway_policy},
+                      workers=front.gateway_workers)  # fmt: skip
     if name == "litellm":
         return _litellm(front, setup, port, root, binaries)
     if name == "vllm-router":
@@ -175,10 +178,33 @@ def launched_process(
     )
     try:
         with proc as process:
+            if process is not None and launch.workers > 1:
+                workers_serving(launch.url, launch.workers, process, timeout_s)
             yield process
     except Exception:
         _show_log(log)
         raise
+
+
+def workers_serving(
+    url: str, workers: int, proc: subprocess.Popen[bytes], timeout_s: float
+) -> None:
+    """Until the gateway's /metrics has every worker's series (a worker answers its siblings
+    once it serves; the first to serve would otherwise take every keep-alive client)."""
+    labels = [f'worker="{w}"' for w in range(workers)]
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(timeout=5.0) as http:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise StartupError(f"{proc.args!r} exited with {proc.returncode}")
+            try:
+                text = http.get(url + "/metrics").text
+            except httpx.HTTPError:
+                text = ""
+            if all(label in text for label in labels):
+                return
+            time.sleep(0.2)
+    raise StartupError(f"not every one of {workers} workers served within {timeout_s:.0f}s")
 
 
 def _show_log(log: Path) -> None:

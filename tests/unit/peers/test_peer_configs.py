@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,10 @@ def test_launch_plans(tmp_path: Path) -> None:
     gateway = plan_launch("gateway", FRONT, setup, 8001, tmp_path, BIN)
     assert gateway.model is None
     assert gateway.health == "http://127.0.0.1:8001/readyz"
+    assert gateway.workers == 1
+    two = plan_launch("gateway", replace(FRONT, gateway_workers=2), setup, 8001, tmp_path, BIN)
+    assert two.workers == 2  # measured once both serve
+    assert two.argv[-2:] == ["--workers", "2"]
     direct = plan_launch("direct", FRONT, setup, 8000, tmp_path, BIN)
     assert direct.argv == []
     with pytest.raises(ValueError, match="unknown target"):
