@@ -20,9 +20,11 @@ only, so none waits for a worker that is still starting. It then only watches:
   (its row is freed: what it held stops counting); one that could not start (exit
   ``STARTUP_FAILURE``: a policy that does not load, say) stops the whole gateway instead of
   looping;
-- SIGINT or SIGTERM goes to every worker, which drains as one process does (the policy's
-  ``server.drain_timeout_s``); a worker still running ``KILL_MARGIN_S`` after that is
-  killed, then the folder is removed;
+- SIGINT or SIGTERM withdraws every socket (new connections are refused at once, as one
+  process refuses them while it drains; the supervisor's copies kept them listening, and a
+  new connection waited for the drain's end) and goes to every worker, which drains as one
+  process does (the policy's ``server.drain_timeout_s``); a worker still running
+  ``KILL_MARGIN_S`` after that is killed, then the folder is removed;
 - SIGHUP goes to every worker, each reloading its policy file.
 
 Every worker hashes strings alike (``PYTHONHASHSEED``, random per start, is set for them),
@@ -64,7 +66,7 @@ log = logging.getLogger(__name__)
 STARTUP_FAILURE = 3  # a worker's exit code when it could not start serving
 KILL_MARGIN_S = 5.0
 RESTART_BACKOFF_S = 1.0
-WATCH_S = 0.1  # how often the supervisor looks at the signals it noted
+WATCH_S = 1.0  # the supervisor's look when nothing woke it
 MAX_DEFAULT_WORKERS = 8
 PR_SET_PDEATHSIG = 1
 
@@ -210,17 +212,25 @@ class Supervisor:
 
         handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         previous = {sig: signal.signal(sig, note) for sig in handled}
+        # A signal also writes a byte here, which wakes the watch at once.
+        woken, waker = socket.socketpair()
+        waker.setblocking(False)
+        woken.setblocking(False)
+        previous_fd = signal.set_wakeup_fd(waker.fileno())
         try:
             for index in range(len(self._processes)):
                 self._start(index)
-            code = self._watch()
+            code = self._watch(woken)
             self._stop_all()
             return code
         finally:
+            signal.set_wakeup_fd(previous_fd)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            woken.close()
+            waker.close()
 
-    def _watch(self) -> int:
+    def _watch(self, woken: socket.socket) -> int:
         while True:
             while self._signals:
                 sig = self._signals.pop(0)
@@ -231,10 +241,11 @@ class Supervisor:
             code = self._restart_dead()
             if code is not None:
                 return code
-            # Woken at once by a worker's death (its sentinel), else within WATCH_S for a
-            # signal noted meanwhile.
+            # Woken at once by a worker's death (its sentinel) or a signal (``woken``).
             sentinels = [p.sentinel for p in self._processes if p is not None]
-            multiprocessing.connection.wait(sentinels, timeout=WATCH_S)
+            multiprocessing.connection.wait([*sentinels, woken], timeout=WATCH_S)
+            with contextlib.suppress(BlockingIOError):
+                woken.recv(4096)
 
     def _restart_dead(self) -> int | None:
         """Withdraw the socket of every worker that died and start it again; the gateway's
@@ -261,6 +272,11 @@ class Supervisor:
                     os.kill(process.pid, sig)
 
     def _stop_all(self) -> None:
+        # New connections are refused from now, as one process's are while it drains: the
+        # sockets the supervisor holds would otherwise listen on, their connections waiting
+        # until the drain ended.
+        for sock in self._sockets:
+            withdraw(sock)
         self._send(signal.SIGTERM)
         deadline = time.monotonic() + self._drain_s + KILL_MARGIN_S
         for process in self._processes:

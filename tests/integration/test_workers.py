@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -307,3 +308,56 @@ def _replacement(proc: subprocess.Popen[str], before: set[int]) -> int:
         # Not a sleep for state: the supervisor's restart is a process, not an event here.
         proc_wait(proc, 0.01)
     raise AssertionError("the dead worker was not started again")
+
+
+def _health_failure(base: str) -> httpx.TransportError | None:
+    """How a fresh connection's /healthz failed; None: answered."""
+    try:
+        httpx.get(base + "/healthz", timeout=20)
+    except httpx.TransportError as failed:
+        return failed
+    return None
+
+
+@pytest.fixture
+def slow() -> Iterator[str]:
+    """An upstream whose answers stream for 10 s."""
+    with serve(build_fake(FakeConfig(ttft_s=0.05, tokens=200, itl_s=0.05))) as url:
+        yield url
+
+
+def test_while_the_workers_drain_a_new_connection_is_refused_at_once(
+    slow: str, tmp_path: Path
+) -> None:
+    with _served(_policy(slow).replace("drain_timeout_s: 2", "drain_timeout_s: 8"), tmp_path) as (
+        proc,
+        base,
+    ):
+        streaming = threading.Event()
+        ended = threading.Event()
+
+        def answer() -> None:
+            body = {"model": "fast", "messages": [{"role": "user", "content": "hi"}],
+                    "stream": True}  # fmt: skip
+            with httpx.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as r:
+                for _ in r.iter_bytes():
+                    streaming.set()
+            ended.set()
+
+        reader = threading.Thread(target=answer)
+        reader.start()
+        assert streaming.wait(10)
+        proc.send_signal(signal.SIGTERM)
+        # Refused (or, if it came before the sockets were withdrawn, reset) while the answer
+        # in flight still streams: not held until the drain ends, as it was. Answered, only
+        # before the supervisor acts on the signal.
+        failure = None
+        for _ in range(100):
+            failure = _health_failure(base)
+            if failure is not None:
+                break
+        assert failure is not None, "still answered"
+        assert not isinstance(failure, httpx.TimeoutException)
+        assert not ended.is_set()
+        reader.join(30)
+        assert proc.wait(timeout=30) == 0
