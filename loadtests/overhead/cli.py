@@ -18,7 +18,9 @@ after: the figures are ratios measured side by side, the absolute ones move with
 Parameters: ``--levels``, ``--rounds`` and ``--round-s`` (per target and level),
 ``--cpu-rounds``, ``--cpu-waves`` (requests per stream and round), ``--capacity-c``,
 ``--port`` (the fake's; targets take the next ones), ``--gateway-workers`` (the gateway's
-``serve --workers``; default 1), ``--redis-url`` (cluster admission through that Redis: a
+``serve --workers``; default: the gateway's own default, the cores available, as nginx runs
+``worker_processes auto`` and vllm-router a thread per core; ``1`` compares one process),
+``--redis-url`` (cluster admission through that Redis: a
 lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``, ``--profile FILE``
 (py-spy's view of the gateway during the CPU rounds; with ``--profile-phase capacity``, during
 the capacity rounds), ``--baseline DIR`` (another checkout's
@@ -35,6 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gateway.commands.workers import default_workers
 from loadtests.overhead.cpu import stream_payload
 from loadtests.overhead.lineup import capacity_rows, cpu_rows, targets_up, ttft_rows
 from loadtests.overhead.measure import gateway_policy
@@ -71,8 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--gateway-workers",
         type=int,
-        default=1,
-        help="the gateway's serve --workers (default 1: one process)",
+        default=default_workers(),
+        help="the gateway's serve --workers (default: its own, the cores available)",
     )
     p.add_argument("--redis-url", help="cluster admission through this Redis")
     return p
@@ -184,9 +187,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"CPU us per request meanwhile: {line}\n")
     for line in checks(results):
         print(line)
+    print(f"gateway workers: {args.gateway_workers}")
     print(f"load average (1/5/15 min) before {load_before[0]:.2f}/{load_before[1]:.2f}/"
           f"{load_before[2]:.2f}, after {load_after[0]:.2f}/{load_after[1]:.2f}/"
           f"{load_after[2]:.2f}")  # fmt: skip
     if args.json:
-        Path(args.json).write_text(json.dumps({**results, "failures": failures}, indent=2))
+        record = {**results, "failures": failures, "gateway_workers": args.gateway_workers}
+        Path(args.json).write_text(json.dumps(record, indent=2))
     return 0
