@@ -1,24 +1,26 @@
-"""Counters and histograms updated from one thread (the event loop), without a lock per value.
+"""Counters, histograms and gauges updated from one thread (the event loop), without a lock
+per value.
 
-Why: prometheus_client keeps every value of a counter or histogram in a value object with a
+Why: prometheus_client keeps every value of an instrument in a value object with a
 ``threading.Lock``, taken on each update; a histogram's ``observe`` adds to its sum and then
 walks its bucket bounds in Python until the first one the amount fits under (each a locked
 value again). The gateway makes about a dozen such updates per request, all on the event
 loop's thread, so the locks protect nothing there and the walk costs a Python loop iteration
 per bucket.
 
-Algorithm: ``LoopCounter`` and ``LoopHistogram`` are prometheus_client's ``Counter`` and
-``Histogram`` (names, help, labels, children, registry, ``collect``, ``describe``, ``remove``
-and ``clear`` all theirs) with only the per-child state replaced. A counter child holds its
-total as a float; a histogram child holds its sum and one count per bucket, not cumulative,
-and ``observe`` finds the bucket with ``bisect_left`` on the upper bounds (the first bound
-``>= amount``: prometheus_client's ``amount <= bound``; the bisection puts NaN first, so
-the found bound is checked once more: NaN falls in no bucket but is added to the sum, as
-there). At collection the counts are summed into the cumulative ``_bucket``
-samples, followed by ``_count``, ``_sum`` (when the first bound is not negative) and
-``_created`` (unless prometheus_client's created series are disabled), each child's samples
-the same as prometheus_client's for the same updates. Exemplars are not kept (the gateway
-gives none): passing one raises.
+Algorithm: ``LoopCounter``, ``LoopHistogram`` and ``LoopGauge`` are prometheus_client's
+``Counter``, ``Histogram`` and ``Gauge`` (names, help, labels, children, registry,
+``collect``, ``describe``, ``remove`` and ``clear`` all theirs) with only the per-child state
+replaced. A counter or gauge child holds its value as a float; a histogram child holds its
+sum and one count per bucket, not cumulative, and ``observe`` finds the bucket with
+``bisect_left`` on the upper bounds: the first bound ``>= amount``, prometheus_client's
+``amount <= bound``. The bisection puts NaN first, so the found bound is compared once more:
+NaN falls in no bucket but is added to the sum, as there. At collection the counts are summed
+into the cumulative ``_bucket`` samples, followed by ``_count``, ``_sum`` (when the first
+bound is not negative) and ``_created`` (unless prometheus_client's created series are
+disabled): each child's samples are prometheus_client's for the same updates. Exemplars are
+not kept (the gateway gives none): passing one raises. A gauge is the default kind only (no
+multiprocess modes).
 
 Only for instruments updated from a single thread: ``+=`` on a float is not atomic across
 threads. A scrape reading while the loop updates sees each value whole (the GIL), as with
@@ -31,7 +33,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Iterable
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client import metrics as prometheus_metrics
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
@@ -47,7 +49,7 @@ def _go_float(bound: float) -> str:
     return str(floatToGoString(bound))  # type: ignore[no-untyped-call]
 
 
-def _not_observable(metric: Counter | Histogram) -> ValueError:
+def _not_observable(metric: Counter | Gauge | Histogram) -> ValueError:
     """prometheus_client's refusal of an update to a labelled instrument without labels."""
     return ValueError(f"{metric._type} metric is missing label values")
 
@@ -117,3 +119,31 @@ class LoopHistogram(Histogram):
         if _created_on():
             samples.append(Sample("_created", {}, self._created, None, None))
         return tuple(samples)
+
+
+class LoopGauge(Gauge):
+    """A ``Gauge`` whose children hold a plain float (one thread updates it); ``set_function``
+    still replaces the value by the function's, as there."""
+
+    def _metric_init(self) -> None:
+        self._level = 0.0
+
+    def inc(self, amount: float = 1) -> None:
+        try:
+            self._level += amount
+        except AttributeError:  # a labelled instrument itself: no value of its own
+            raise _not_observable(self) from None
+
+    def dec(self, amount: float = 1) -> None:
+        try:
+            self._level -= amount
+        except AttributeError:
+            raise _not_observable(self) from None
+
+    def set(self, value: float) -> None:
+        if self._labelnames and not self._labelvalues:
+            raise _not_observable(self)
+        self._level = float(value)
+
+    def _child_samples(self) -> Iterable[Sample]:
+        return (Sample("", {}, self._level, None, None),)

@@ -11,7 +11,7 @@ from functools import partial
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from gateway.loop_metrics import LoopCounter, LoopHistogram
+from gateway.loop_metrics import LoopCounter, LoopGauge, LoopHistogram
 from gateway.metric_labels import Bounded, LabelBounds
 
 # LLM latencies span milliseconds (cache hits, short prompts) to minutes (long generations).
@@ -63,7 +63,12 @@ class GatewayMetrics:
             b.cache,
         )
         self.inflight = Bounded(
-            gauge("gateway_inflight_requests", "Requests being served upstream, by pool", ["pool"]),
+            LoopGauge(
+                "gateway_inflight_requests",
+                "Requests being served upstream, by pool",
+                ["pool"],
+                registry=registry,
+            ),
             b.fixed,
         )
 
@@ -304,30 +309,28 @@ class GatewayMetrics:
             (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0),
         )
         # The backends' own figures, re-exported per backend (read at scrape time).
-        self.backend_waiting = _backend_gauge(
-            registry, "gateway_backend_waiting", "Requests waiting in the engine (scraped)"
+        per_backend = partial(gauge, labelnames=["backend", "pool"])
+        self.backend_waiting = per_backend(
+            "gateway_backend_waiting", "Requests waiting in the engine (scraped)"
         )
-        self.backend_running = _backend_gauge(
-            registry, "gateway_backend_running", "Requests running in the engine (scraped)"
+        self.backend_running = per_backend(
+            "gateway_backend_running", "Requests running in the engine (scraped)"
         )
-        self.backend_kv_usage = _backend_gauge(
-            registry, "gateway_backend_kv_cache_usage", "KV cache usage 0..1 (scraped)"
+        self.backend_kv_usage = per_backend(
+            "gateway_backend_kv_cache_usage", "KV cache usage 0..1 (scraped)"
         )
-        self.backend_prefix_hit_rate = _backend_gauge(
-            registry,
+        self.backend_prefix_hit_rate = per_backend(
             "gateway_backend_prefix_cache_hit_rate",
             "Prompt tokens found in the engine's prefix cache over the last scrape interval",
         )
-        self.backend_spec_acceptance = _backend_gauge(
-            registry,
+        self.backend_spec_acceptance = per_backend(
             "gateway_backend_spec_decode_acceptance",
             "Accepted share of speculative draft tokens over the last scrape interval",
         )
-        self.backend_inflight = _backend_gauge(
-            registry, "gateway_backend_inflight", "Requests the gateway has in flight there"
+        self.backend_inflight = per_backend(
+            "gateway_backend_inflight", "Requests the gateway has in flight there"
         )
-        self.backend_chars_per_token = _backend_gauge(
-            registry,
+        self.backend_chars_per_token = per_backend(
             "gateway_backend_chars_per_token",
             "Prompt characters per token the backend counts, learned from its usage",
         )
@@ -394,7 +397,3 @@ class GatewayMetrics:
         self.policy_info = gauge(
             "gateway_policy_info", "The active policy: 1 for its digest", ["digest"]
         )
-
-
-def _backend_gauge(registry: CollectorRegistry, name: str, doc: str) -> Gauge:
-    return Gauge(name, doc, ["backend", "pool"], registry=registry)

@@ -1,5 +1,6 @@
-"""LoopCounter and LoopHistogram expose what prometheus_client's Counter and Histogram expose
-for the same updates (only ``_created``'s time differs: each reads the wall clock)."""
+"""LoopCounter, LoopHistogram and LoopGauge expose what prometheus_client's Counter,
+Histogram and Gauge expose for the same updates (only ``_created``'s time differs: each reads
+the wall clock)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import re
 from collections.abc import Callable, Iterator
 
 import pytest
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import metrics as prometheus_metrics
 from prometheus_client.metrics import MetricWrapperBase
 
 from gateway import metrics as gateway_metrics
 from gateway.host.metrics_merge import merge
-from gateway.loop_metrics import LoopCounter, LoopHistogram
+from gateway.loop_metrics import LoopCounter, LoopGauge, LoopHistogram
 from gateway.metrics import LATENCY_BUCKETS, GatewayMetrics
 
 _CREATED = re.compile(r"^(\S+_created(?:\{[^}]*\})?) \S+$", re.MULTILINE)
@@ -105,6 +106,36 @@ def test_counter_exposition_is_prometheus_clients(
     assert _text(ours) == _text(theirs)
 
 
+# (name, label names, updates: (label values, "inc" | "dec" | "set", amount))
+GAUGES: list[tuple[str, list[str], list[tuple[tuple[str, ...], str, float]]]] = [
+    ("none_yet", ["pool"], []),
+    ("unlabelled_zero", [], []),
+    ("in_and_out", ["pool"], [(("a",), "inc", 1), (("a",), "inc", 1), (("a",), "dec", 1)]),
+    ("below_zero", ["pool"], [(("a",), "dec", 2.5), (("b",), "inc", 0.5)]),
+    ("set_then_inc", [], [((), "set", 7), ((), "inc", 0.25), ((), "set", -1.5)]),
+]
+
+
+@pytest.mark.parametrize(("name", "labels", "updates"), GAUGES)
+def test_gauge_exposition_is_prometheus_clients(
+    name: str, labels: list[str], updates: list[tuple[tuple[str, ...], str, float]]
+) -> None:
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    for registry, kind in ((ours, LoopGauge), (theirs, Gauge)):
+        gauge = kind(name, "help", labels, registry=registry)
+        for values, update, amount in updates:
+            getattr(gauge.labels(*values) if values else gauge, update)(amount)
+    assert _text(ours) == _text(theirs)
+
+
+def test_a_gauge_function_replaces_its_value() -> None:
+    registry = CollectorRegistry()
+    gauge = LoopGauge("g", "help", ["pool"], registry=registry)
+    gauge.labels("a").inc(3)
+    gauge.labels("a").set_function(lambda: 42.0)
+    assert registry.get_sample_value("g", {"pool": "a"}) == 42.0
+
+
 def test_a_counter_reset_starts_again_from_zero() -> None:
     registry = CollectorRegistry()
     counter = LoopCounter("c", "help", registry=registry)
@@ -131,6 +162,21 @@ REFUSALS: list[tuple[str, Callable[[CollectorRegistry], None], str]] = [
         "histogram metric is missing label values",
     ),
     (
+        "gauge_inc_without_labels",
+        lambda r: LoopGauge("g", "h", ["pool"], registry=r).inc(),
+        "gauge metric is missing label values",
+    ),
+    (
+        "gauge_dec_without_labels",
+        lambda r: LoopGauge("g", "h", ["pool"], registry=r).dec(),
+        "gauge metric is missing label values",
+    ),
+    (
+        "gauge_set_without_labels",
+        lambda r: LoopGauge("g", "h", ["pool"], registry=r).set(1),
+        "gauge metric is missing label values",
+    ),
+    (
         "counter_exemplar",
         lambda r: LoopCounter("c", "h", registry=r).inc(1, {"trace_id": "x"}),
         "exemplars are not kept",
@@ -154,7 +200,9 @@ def _loop_instruments(metrics: GatewayMetrics) -> list[str]:
     return [
         name
         for name, instrument in vars(metrics).items()
-        if isinstance(getattr(instrument, "metric", instrument), LoopCounter | LoopHistogram)
+        if isinstance(
+            getattr(instrument, "metric", instrument), LoopCounter | LoopHistogram | LoopGauge
+        )
     ]
 
 
@@ -166,7 +214,7 @@ def _update(metrics: GatewayMetrics, names: list[str]) -> None:
         labels = metric._labelnames
         child = instrument.labels(*("none" for _ in labels)) if labels else metric
         for amount in (0.003, 0.2, 2.0, 400.0):
-            if isinstance(metric, Counter):
+            if isinstance(metric, Counter | Gauge):
                 child.inc(amount)
             else:
                 child.observe(amount)
@@ -177,8 +225,9 @@ def test_the_gateways_exposition_is_the_one_prometheus_clients_classes_give(
 ) -> None:
     ours = GatewayMetrics(CollectorRegistry())
     names = _loop_instruments(ours)
-    assert {"requests", "ttft", "e2e", "tpot", "overhead", "admitted"} <= set(names)
+    assert {"requests", "ttft", "e2e", "tpot", "overhead", "admitted", "inflight"} <= set(names)
     monkeypatch.setattr(gateway_metrics, "LoopCounter", Counter)
+    monkeypatch.setattr(gateway_metrics, "LoopGauge", Gauge)
     monkeypatch.setattr(gateway_metrics, "LoopHistogram", Histogram)
     theirs = GatewayMetrics(CollectorRegistry())
     assert _loop_instruments(theirs) == []
