@@ -54,9 +54,8 @@ def _not_observable(metric: Counter | Gauge | Histogram) -> ValueError:
     return ValueError(f"{metric._type} metric is missing label values")
 
 
-def _no_exemplar(exemplar: dict[str, str] | None) -> None:
-    if exemplar:
-        raise ValueError("exemplars are not kept by the gateway's loop instruments")
+def _exemplar_refused() -> ValueError:
+    return ValueError("exemplars are not kept by the gateway's loop instruments")
 
 
 class LoopCounter(Counter):
@@ -69,7 +68,8 @@ class LoopCounter(Counter):
     def inc(self, amount: float = 1, exemplar: dict[str, str] | None = None) -> None:
         if amount < 0:
             raise ValueError("Counters can only be incremented by non-negative amounts.")
-        _no_exemplar(exemplar)
+        if exemplar:
+            raise _exemplar_refused()
         try:
             self._total += amount
         except AttributeError:  # a labelled instrument itself: no value of its own
@@ -97,7 +97,8 @@ class LoopHistogram(Histogram):
         self._created = time.time()
 
     def observe(self, amount: float, exemplar: dict[str, str] | None = None) -> None:
-        _no_exemplar(exemplar)
+        if exemplar:
+            raise _exemplar_refused()
         try:
             bounds = self._bounds
         except AttributeError:  # a labelled instrument itself: no values of its own
