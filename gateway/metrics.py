@@ -40,6 +40,7 @@ class GatewayMetrics:
         # Updated on (nearly) every request, on the loop: no lock per value (loop_metrics.py).
         loop_counter = partial(LoopCounter, registry=registry)
         loop_histogram = partial(LoopHistogram, registry=registry)
+        loop_gauge = partial(LoopGauge, registry=registry)
         self.bounds = b = LabelBounds()
 
         def per_request(
@@ -63,11 +64,8 @@ class GatewayMetrics:
             b.cache,
         )
         self.inflight = Bounded(
-            LoopGauge(
-                "gateway_inflight_requests",
-                "Requests being served upstream, by pool",
-                ["pool"],
-                registry=registry,
+            loop_gauge(
+                "gateway_inflight_requests", "Requests being served upstream, by pool", ["pool"]
             ),
             b.fixed,
         )
@@ -334,10 +332,13 @@ class GatewayMetrics:
             "gateway_backend_chars_per_token",
             "Prompt characters per token the backend counts, learned from its usage",
         )
-        self.cache_lookups = loop_counter(
-            "gateway_cache_lookups",
-            "Response cache lookups, by result (miss | exact | semantic | bypass)",
-            ["result"],
+        self.cache_lookups = Bounded(
+            loop_counter(
+                "gateway_cache_lookups",
+                "Response cache lookups, by result (miss | exact | semantic | bypass)",
+                ["result"],
+            ),
+            b.fixed,
         )
         self.cache_guard_refusals = counter(
             "gateway_cache_guard_refusals",
