@@ -11,6 +11,7 @@ from functools import partial
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from gateway.loop_metrics import LoopCounter, LoopGauge, LoopHistogram
 from gateway.metric_labels import Bounded, LabelBounds
 
 # LLM latencies span milliseconds (cache hits, short prompts) to minutes (long generations).
@@ -36,9 +37,21 @@ class GatewayMetrics:
         counter = partial(Counter, registry=registry)
         gauge = partial(Gauge, registry=registry)
         histogram = partial(Histogram, registry=registry)
+        # Updated on (nearly) every request, on the loop: no lock per value (loop_metrics.py).
+        loop_counter = partial(LoopCounter, registry=registry)
+        loop_histogram = partial(LoopHistogram, registry=registry)
+        loop_gauge = partial(LoopGauge, registry=registry)
         self.bounds = b = LabelBounds()
+
+        def per_request(
+            name: str, doc: str, labels: list[str], buckets: tuple[float, ...]
+        ) -> Bounded[LoopHistogram]:
+            """A loop histogram labelled by values the code names (children kept)."""
+            metric = loop_histogram(name, doc, labels, buckets=buckets)
+            return Bounded(metric, *(b.fixed for _ in labels))
+
         self.requests = Bounded(
-            counter(
+            loop_counter(
                 "gateway_requests",
                 "Requests finished, by public model, pool, backend, HTTP status and cache "
                 "result (a cache hit: pool and backend none)",
@@ -51,26 +64,28 @@ class GatewayMetrics:
             b.cache,
         )
         self.inflight = Bounded(
-            gauge("gateway_inflight_requests", "Requests being served upstream, by pool", ["pool"]),
+            loop_gauge(
+                "gateway_inflight_requests", "Requests being served upstream, by pool", ["pool"]
+            ),
             b.fixed,
         )
 
-        def latency(name: str, until: str) -> Bounded[Histogram]:
+        def latency(name: str, until: str) -> Bounded[LoopHistogram]:
             doc = f"Time from request arrival to {until}, by pool, length class and cache result"
-            metric = histogram(name, doc, ["pool", "length", "cache"], buckets=LATENCY_BUCKETS)
+            metric = loop_histogram(name, doc, ["pool", "length", "cache"], buckets=LATENCY_BUCKETS)
             return Bounded(metric, b.pool, b.fixed, b.cache)
 
         self.ttft = latency(
             "gateway_time_to_first_token_seconds", "the first token sent to the client"
         )
         self.e2e = latency("gateway_request_duration_seconds", "the last byte sent to the client")
-        self.tpot = histogram(
+        self.tpot = per_request(
             "gateway_time_per_output_token_seconds",
             "Mean time between output tokens of a streamed response, after the first",
             ["pool", "length"],
-            buckets=TPOT_BUCKETS,
+            TPOT_BUCKETS,
         )
-        self.overhead = histogram(
+        self.overhead = loop_histogram(
             "gateway_overhead_seconds",
             "Gateway time before the upstream request is sent (parse, policy, cache lookup, "
             "pick), queue wait and embedding excluded (gateway_queue_wait_seconds, "
@@ -98,7 +113,7 @@ class GatewayMetrics:
         # Per tenant (the policy's auth.tenants: a bounded set) whatever the outcome: served,
         # answered from the cache, or refused (rate limit, shedding, bad input).
         self.tenant_requests = Bounded(
-            counter(
+            loop_counter(
                 "gateway_tenant_requests",
                 "Requests finished, by tenant, public model (unknown: not in the policy) and "
                 "HTTP status (when tenants are set)",
@@ -109,7 +124,7 @@ class GatewayMetrics:
             b.status,
         )
         self.tenant_tokens = Bounded(
-            counter(
+            loop_counter(
                 "gateway_tenant_tokens",
                 "Tokens of finished requests, by tenant and kind (prompt | completion)",
                 ["tenant", "kind"],
@@ -157,16 +172,16 @@ class GatewayMetrics:
             ["backend"],
         )
         self.admitted = Bounded(
-            counter(
+            loop_counter(
                 "gateway_admitted", "Requests given a slot by a pool's admission, by pool", ["pool"]
             ),
             b.fixed,
         )
-        self.queue_wait = histogram(
+        self.queue_wait = per_request(
             "gateway_queue_wait_seconds",
             "Time requests waited in the gateway's queue for a slot, by pool",
             ["pool"],
-            buckets=LATENCY_BUCKETS,
+            LATENCY_BUCKETS,
         )
         self.shed = counter(
             "gateway_shed",
@@ -196,24 +211,17 @@ class GatewayMetrics:
             "TTFT objective of a standard short request, by pool",
             ["pool"],
         )
-        self.ttft_predicted = Bounded(
-            histogram(
-                "gateway_ttft_predicted_seconds",
-                "Predicted TTFT of admitted requests at admission, by pool",
-                ["pool"],
-                buckets=LATENCY_BUCKETS,
-            ),
-            b.fixed,
+        self.ttft_predicted = per_request(
+            "gateway_ttft_predicted_seconds",
+            "Predicted TTFT of admitted requests at admission, by pool",
+            ["pool"],
+            LATENCY_BUCKETS,
         )
-        self.ttft_prediction_error = Bounded(
-            histogram(
-                "gateway_ttft_prediction_error_seconds",
-                "|observed - predicted| backend TTFT, by pool and direction (over | under)",
-                ["pool", "direction"],
-                buckets=LATENCY_BUCKETS,
-            ),
-            b.fixed,
-            b.fixed,
+        self.ttft_prediction_error = per_request(
+            "gateway_ttft_prediction_error_seconds",
+            "|observed - predicted| backend TTFT, by pool and direction (over | under)",
+            ["pool", "direction"],
+            LATENCY_BUCKETS,
         )
         self.retry_after = histogram(
             "gateway_retry_after_seconds",
@@ -292,47 +300,45 @@ class GatewayMetrics:
             "Where (in tokens) a session's prompt diverged from the previous one",
             buckets=(16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
         )
-        self.prefix_match = Bounded(
-            histogram(
-                "gateway_route_prefix_match_ratio",
-                "Share of the prompt's prefix blocks the chosen replica is believed to hold",
-                ["pool"],
-                buckets=(0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0),
-            ),
-            b.fixed,
+        self.prefix_match = per_request(
+            "gateway_route_prefix_match_ratio",
+            "Share of the prompt's prefix blocks the chosen replica is believed to hold",
+            ["pool"],
+            (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0),
         )
         # The backends' own figures, re-exported per backend (read at scrape time).
-        self.backend_waiting = _backend_gauge(
-            registry, "gateway_backend_waiting", "Requests waiting in the engine (scraped)"
+        per_backend = partial(gauge, labelnames=["backend", "pool"])
+        self.backend_waiting = per_backend(
+            "gateway_backend_waiting", "Requests waiting in the engine (scraped)"
         )
-        self.backend_running = _backend_gauge(
-            registry, "gateway_backend_running", "Requests running in the engine (scraped)"
+        self.backend_running = per_backend(
+            "gateway_backend_running", "Requests running in the engine (scraped)"
         )
-        self.backend_kv_usage = _backend_gauge(
-            registry, "gateway_backend_kv_cache_usage", "KV cache usage 0..1 (scraped)"
+        self.backend_kv_usage = per_backend(
+            "gateway_backend_kv_cache_usage", "KV cache usage 0..1 (scraped)"
         )
-        self.backend_prefix_hit_rate = _backend_gauge(
-            registry,
+        self.backend_prefix_hit_rate = per_backend(
             "gateway_backend_prefix_cache_hit_rate",
             "Prompt tokens found in the engine's prefix cache over the last scrape interval",
         )
-        self.backend_spec_acceptance = _backend_gauge(
-            registry,
+        self.backend_spec_acceptance = per_backend(
             "gateway_backend_spec_decode_acceptance",
             "Accepted share of speculative draft tokens over the last scrape interval",
         )
-        self.backend_inflight = _backend_gauge(
-            registry, "gateway_backend_inflight", "Requests the gateway has in flight there"
+        self.backend_inflight = per_backend(
+            "gateway_backend_inflight", "Requests the gateway has in flight there"
         )
-        self.backend_chars_per_token = _backend_gauge(
-            registry,
+        self.backend_chars_per_token = per_backend(
             "gateway_backend_chars_per_token",
             "Prompt characters per token the backend counts, learned from its usage",
         )
-        self.cache_lookups = counter(
-            "gateway_cache_lookups",
-            "Response cache lookups, by result (miss | exact | semantic | bypass)",
-            ["result"],
+        self.cache_lookups = Bounded(
+            loop_counter(
+                "gateway_cache_lookups",
+                "Response cache lookups, by result (miss | exact | semantic | bypass)",
+                ["result"],
+            ),
+            b.fixed,
         )
         self.cache_guard_refusals = counter(
             "gateway_cache_guard_refusals",
@@ -352,7 +358,7 @@ class GatewayMetrics:
             "(raised | exact_only)",
             ["step"],
         )
-        self.cache_lookup_seconds = histogram(
+        self.cache_lookup_seconds = loop_histogram(
             "gateway_cache_lookup_seconds",
             "Time of a cache lookup, embedding included",
             buckets=OVERHEAD_BUCKETS,
@@ -368,7 +374,7 @@ class GatewayMetrics:
             "Time to embed one micro-batch",
             buckets=(*OVERHEAD_BUCKETS, 0.25, 0.5, 1.0),
         )
-        self.embedding_wait = histogram(
+        self.embedding_wait = loop_histogram(
             "gateway_embedding_wait_seconds",
             "Time a request waited for its question's embedding (micro-batch and model), "
             "timed-out waits included",
@@ -392,7 +398,3 @@ class GatewayMetrics:
         self.policy_info = gauge(
             "gateway_policy_info", "The active policy: 1 for its digest", ["digest"]
         )
-
-
-def _backend_gauge(registry: CollectorRegistry, name: str, doc: str) -> Gauge:
-    return Gauge(name, doc, ["backend", "pool"], registry=registry)

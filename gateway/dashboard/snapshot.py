@@ -62,7 +62,7 @@ def _shown(m: GatewayMetrics) -> tuple[MetricWrapperBase, ...]:
         m.retry_after,
         m.ttft_objective,
         m.queue_depth,
-        m.cache_lookups,
+        m.cache_lookups.metric,
     )
 
 

@@ -38,6 +38,7 @@ REDACTED = "[redacted]"
 MIN_SECRET = 8
 TAIL = 4
 MAX_FIELD = 256  # characters of an outside text kept in a log or trace field
+KEPT_FIELDS = 1024  # cleaned field values kept per redactor (emptied when full)
 
 # Every alternative starts where a word starts (``_W``): sre then tries each position once
 # and fails at once inside words, so the scan stays linear even on one long word.
@@ -102,7 +103,7 @@ def _redact_url(url: str) -> str:
 class Redactor:
     """Removes a policy's secret values (and, in ``text``, key-shaped tokens) from output."""
 
-    __slots__ = ("_raw", "_secrets", "_tails")
+    __slots__ = ("_kept", "_raw", "_secrets", "_tails")
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         # Longest first: a secret that contains another is replaced whole.
@@ -113,6 +114,7 @@ class Redactor:
         # A whole whitespace-delimited token ending in a tail; anchored at token starts so
         # one long word costs one pass, not one per character.
         self._tails = re.compile(rf"(?<!\S)\S*?(?:{'|'.join(tails)})\b") if tails else None
+        self._kept: dict[str, str] = {}  # field value (at most MAX_FIELD long) -> cleaned
 
     def __repr__(self) -> str:
         return f"Redactor({len(self._secrets)} secrets)"  # never the values
@@ -147,12 +149,25 @@ class Redactor:
     def fields(self, fields: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
         """A log line's fields with the string values of ``keys`` (the ones holding text
         from outside: the others are the gateway's and the policy's) cut to ``MAX_FIELD``
-        characters and redacted."""
+        characters and redacted.
+
+        The same values come back request after request (a model's name, an error code), so
+        the cleaned form of a value no longer than ``MAX_FIELD`` is kept, up to
+        ``KEPT_FIELDS`` of them (then all forgotten at once): the scans run once per value,
+        not per line. The redactor's secrets never change, so a kept form stays right."""
         out = dict(fields)
+        kept = self._kept
         for key in keys:
             value = out.get(key)
             if isinstance(value, str):
-                out[key] = self.clipped(value, MAX_FIELD)
+                clean = kept.get(value)
+                if clean is None:
+                    clean = self.clipped(value, MAX_FIELD)
+                    if len(value) <= MAX_FIELD:
+                        if len(kept) >= KEPT_FIELDS:
+                            kept.clear()
+                        kept[value] = clean
+                out[key] = clean
         return out
 
     def clipped(self, text: str, limit: int) -> str:

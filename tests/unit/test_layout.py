@@ -49,8 +49,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("policy",),  # compile, load, reload
     ("cache", "rewrite", "classify", "security", "upstream", "embedding", "tracing",
      "dashboard", "retry_budget", "host"),  # what one request needs, algorithm by algorithm
-    ("openai", "schema", "errors", "metrics", "metric_labels", "access_log", "children",
-     "ttl_lru", "gateway"),  # vocabulary: the API, the policy's schema, errors, instruments
+    ("openai", "schema", "errors", "metrics", "metric_labels", "loop_metrics", "access_log",
+     "children", "ttl_lru", "gateway"),  # vocabulary: API, policy schema, errors, instruments
 )  # fmt: skip
 
 

@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from gateway.policy import load_policy_text
-from gateway.security.redact import REDACTED, Redactor, url_passwords
+from gateway.security.redact import KEPT_FIELDS, MAX_FIELD, REDACTED, Redactor, url_passwords
 from tests.support.security import UPSTREAM_ENV, UPSTREAM_SECRET
 
 SECRET = "cfg-secret-Zq81mWx4"  # shaped like nothing: only the configured value finds it
@@ -73,6 +73,23 @@ def test_fields_only_touches_the_named_keys_and_never_shows_values() -> None:
     line = {"id": "3f2a1c4e1b2c4d5e8f900123456789ab", "model": SECRET, "status": 200}
     assert R.fields(line, ("model", "error")) == {**line, "model": REDACTED}
     assert SECRET not in repr(R)
+
+
+@pytest.mark.parametrize(("text", "expected"), TEXTS.values(), ids=list(TEXTS))
+def test_fields_clean_a_value_the_same_each_time_it_comes(text: str, expected: str) -> None:
+    redactor = Redactor([SECRET, "short"])  # its own: nothing kept from another test
+    for _ in range(3):  # the first time scanned, then the kept form
+        assert redactor.fields({"model": text}, ("model",)) == {"model": expected}
+
+
+def test_fields_keep_a_bounded_number_of_short_values() -> None:
+    redactor = Redactor([SECRET])
+    long = "sk-proj-AbCdEfGh12345678 " + "x" * MAX_FIELD
+    for n in range(KEPT_FIELDS + 10):
+        assert redactor.fields({"model": f"model-{n}"}, ("model",)) == {"model": f"model-{n}"}
+        assert redactor.fields({"model": long}, ("model",)) == {"model": R.clipped(long, MAX_FIELD)}
+    assert 0 < len(redactor._kept) <= KEPT_FIELDS
+    assert long not in redactor._kept  # longer than a field: cleaned each time, never kept
 
 
 def test_the_compiled_policy_knows_its_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
