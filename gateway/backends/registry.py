@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from gateway.backends.breaker import BreakerSettings, CircuitBreaker
 from gateway.backends.state import BackendState, Health, HostShare
+from gateway.backends.ttft import TtftModel
 from gateway.policy.compile import CompiledPolicy
 
 Pool = tuple[BackendState, ...]
@@ -49,6 +50,8 @@ class BackendRegistry:
                     breaker=CircuitBreaker(settings, self._clock),
                     clock=self._clock,
                     host=share,
+                    # Folds what it learned at most every ``FOLD_S`` of this clock.
+                    ttft_model=TtftModel(clock=self._clock),
                 )
         self._states = fresh
         self._pools = {}

@@ -48,15 +48,35 @@ observed / predicted, tracked online with the stochastic quantile update
 so a model that under-predicts one engine's tail is corrected for that engine by how much
 it under-predicted, without a hand-set margin.
 
-Cost: ``observe`` runs once per request; ``solve`` is what ``np.linalg.solve`` runs for a
-float64 6x6 system (its gufunc, under the same error state: a singular system raises
-``LinAlgError``), without the generic checks and conversions around it that cost three times
-the solve itself (the same result, bit for bit).
+Cost: ``observe`` runs once per request and ``predict`` several times per request and
+replica, so ``observe`` keeps to plain Python: it counts the observation, updates ``seen``,
+``longest_s`` and ``ratio_p90`` (exact per observation; ``ratio_p90`` reads the prediction it
+is given, not θ) and sets the observation aside. The numpy part is folded in one batch when a
+prediction needs θ: for the k observations set aside, oldest first,
+
+    A <- λ^k A + Σ_j λ^(k-j) x_j x_jᵀ,     b <- λ^k b + Σ_j λ^(k-j) x_j y_j,     θ = A⁻¹ b
+
+(Λ and Λθ₀ added at the solve), the same θ as k updates one at a time up to float rounding,
+for about the cost of one of them. With a clock (``clock``, a backend's injected one), a fold
+runs at most once every ``FOLD_S`` (and whenever ``FOLD_MAX`` observations wait), so under
+load one fold covers every first token of that span; without one, every prediction folds
+what waits. The staleness this allows: a prediction made within ``FOLD_S`` of the last fold
+uses that fold's θ, without the first tokens observed since; any first token observed more
+than ``FOLD_S`` before a prediction is in it. Admission can afford that: each observation
+already describes the engine as it was at its dispatch, a first token ago (tens of
+milliseconds to seconds), the engine's own metrics are a scrape interval old, and one
+observation moves θ by a few percent (the data forget by ``forget`` per observation); a
+backend at low load (a request per ``FOLD_S`` or less) has every earlier observation in
+every prediction, as before. ``solve`` is what ``np.linalg.solve`` runs for a float64 6x6
+system (its gufunc, under the same error state: a singular system raises ``LinAlgError``,
+from the fold that meets it, θ unchanged), without the generic checks and conversions around
+it that cost three times the solve itself (the same result, bit for bit).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +95,9 @@ SUPPORT_ABS_S = 1.0  # ... and past the longest first token seen, seconds
 MIN_SUPPORT = 3  # observations before any prediction is supported
 _QUANTILE = 0.9  # of observed / predicted, for ``upper``
 _ETA = 0.05  # its step per observation
+# With a clock, θ is folded at most this often (seconds; see the module's docstring) ...
+FOLD_S = 0.025
+FOLD_MAX = 64  # ... and whenever this many observations wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +129,6 @@ class TtftFeatures:
             self.engine_waiting,
         )
 
-    def vector(self) -> np.ndarray:
-        return np.array(self.values())
-
 
 class TtftModel:
     """Online TTFT predictor of one backend. Not thread-safe."""
@@ -116,14 +136,19 @@ class TtftModel:
     __slots__ = (
         "_a",
         "_b",
+        "_clock",
         "_coefficients",
+        "_due",
         "_floor",
         "_forget",
+        "_powers",
         "_prior_a",
         "_prior_b",
         "_reach",
         "_seen",
         "_theta",
+        "_xs",
+        "_ys",
         "longest_s",
         "observations",
         "ratio_p90",
@@ -137,6 +162,7 @@ class TtftModel:
         prior: tuple[float, ...] = PRIOR,
         prior_scale: tuple[float, ...] = PRIOR_SCALE,
         floor_s: float = 0.001,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         if not 0.0 < forget <= 1.0:
             raise ValueError(f"forget must be in (0, 1], got {forget}")
@@ -149,15 +175,24 @@ class TtftModel:
         self._a = np.zeros((6, 6))
         self._b = np.zeros(6)
         self._forget = forget
+        # λ^FOLD_MAX, ..., λ, 1: a fold of k weighs its observations by the last k and the
+        # data before them by the one ahead of those.
+        self._powers = forget ** np.arange(FOLD_MAX, -1, -1, dtype=float)
         self._floor = floor_s
+        self._clock = clock
+        self._due = -math.inf  # no fold before this (the clock's), while observations wait
+        self._xs: list[tuple[float, ...]] = []  # observed, not yet folded: features
+        self._ys: list[float] = []  # ... and first tokens, seconds
         self.theta = theta0
         self.observations = 0
         self.ratio_p90 = 1.0  # observed / predicted, 90th percentile (at least 1)
-        self.seen = np.zeros(6)  # the largest value of each feature learned from
+        self._seen: tuple[float, ...] = (0.0,) * 6
+        self._reach = _reach(self._seen)
         self.longest_s = 0.0  # the longest first token learned from
 
     @property
     def theta(self) -> np.ndarray:
+        """The coefficients predictions use: as of the last fold (``fold``)."""
         return self._theta
 
     @theta.setter
@@ -170,18 +205,17 @@ class TtftModel:
 
     @property
     def seen(self) -> np.ndarray:
-        """The largest value of each feature learned from."""
-        return self._seen
+        """The largest value of each feature learned from (exact: every observation's)."""
+        return np.array(self._seen)
 
-    @seen.setter
-    def seen(self, value: np.ndarray) -> None:
-        self._seen = value
-        # ``supported`` runs per request and replica: six comparisons of Python floats cost
-        # less than numpy's on arrays of six (the same float64 arithmetic).
-        seen: list[float] = value.tolist()
-        self._reach = tuple(s * SUPPORT_SLACK + a for s, a in zip(seen, SUPPORT_ABS, strict=True))
+    @property
+    def waiting(self) -> int:
+        """Observations not folded into θ yet."""
+        return len(self._ys)
 
     def predict(self, features: TtftFeatures) -> float:
+        if self._ys:
+            self._fold_if_due()
         total = sum(c * x for c, x in zip(self._coefficients, features.values(), strict=True))
         return max(self._floor, total)
 
@@ -208,20 +242,56 @@ class TtftModel:
         return predicted_s * self.ratio_p90
 
     def observe(self, features: TtftFeatures, observed_s: float, predicted_s: float) -> float:
-        """Learn from one first token; the prediction's error (observed - predicted)."""
+        """Learn from one first token; the prediction's error (observed - predicted). θ
+        learns it at the next fold (see the module's docstring), the rest at once."""
         if not math.isfinite(observed_s) or observed_s < 0.0:
             return 0.0
-        x = features.vector()
-        self._a = self._forget * self._a + x[:, None] * x  # x xᵀ
-        self._b = self._forget * self._b + x * observed_s
-        self.theta = solve(self._a + self._prior_a, self._b + self._prior_b)
+        x = features.values()
+        self._xs.append(x)
+        self._ys.append(observed_s)
         self.observations += 1
         self.longest_s = max(self.longest_s, observed_s)
-        self.seen = np.maximum(self.seen, x)
+        # np.maximum's: the larger, or NaN where either is NaN.
+        self._seen = tuple(
+            v if v > s or v != v else s for s, v in zip(self._seen, x, strict=True)
+        )
+        self._reach = _reach(self._seen)
         ratio = observed_s / max(predicted_s, self._floor)
         step = _QUANTILE - (1.0 if ratio < self.ratio_p90 else 0.0)
         self.ratio_p90 = max(1.0, self.ratio_p90 + _ETA * step)
+        if len(self._ys) >= FOLD_MAX:
+            self.fold()
         return observed_s - predicted_s
+
+    def _fold_if_due(self) -> None:
+        clock = self._clock
+        if clock is not None:
+            now = clock()
+            if now < self._due:
+                return
+            self._due = now + FOLD_S
+        self.fold()
+
+    def fold(self) -> None:
+        """Fold the observations set aside into A, b and θ, now (see the module's docstring);
+        a singular system raises ``LinAlgError`` with θ unchanged."""
+        xs, ys = self._xs, self._ys
+        k = len(ys)
+        if not k:
+            return
+        self._xs, self._ys = [], []
+        x = np.array(xs)
+        weighted = x.T * self._powers[-k:]  # column j: λ^(k-j) x_j
+        decay = self._powers[-k - 1]
+        self._a = decay * self._a + weighted @ x
+        self._b = decay * self._b + weighted @ np.array(ys)
+        self.theta = solve(self._a + self._prior_a, self._b + self._prior_b)
+
+
+def _reach(seen: tuple[float, ...]) -> tuple[float, ...]:
+    # ``supported`` runs per request and replica: six comparisons of Python floats cost
+    # less than numpy's on arrays of six (the same float64 arithmetic).
+    return tuple(s * SUPPORT_SLACK + a for s, a in zip(seen, SUPPORT_ABS, strict=True))
 
 
 def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -40,6 +40,7 @@ def _engine(clock: Clock) -> BackendState:
     for pending in (10.0, 30.0, 50.0, 50.0, 40.0):  # 8 s each: a gateway short of CPU
         features = TtftFeatures(100.0, pending * 100.0, pending, pending, pending / 10.0)
         model.observe(features, 8.0, model.predict(features))
+    model.fold()  # as a prediction past ``FOLD_S`` would (the clock here stands still)
     state.inflight = state.pending = 40
     state.pending_tokens = 4000.0
     return state

@@ -118,6 +118,7 @@ def _trained(state: BackendState, ttft_s: float) -> None:
     for pending in (10.0, 30.0, 50.0, 50.0, 40.0):
         features = TtftFeatures(100.0, pending * 100.0, pending, pending, pending / 10.0)
         model.observe(features, ttft_s, model.predict(features))
+    model.fold()  # as a prediction past ``FOLD_S`` would (the clock here stands still)
 
 
 # (fresh report: waiting; seconds old; late first token s ago; at the next slot)
