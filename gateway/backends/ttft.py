@@ -134,21 +134,18 @@ class TtftModel:
     """Online TTFT predictor of one backend. Not thread-safe."""
 
     __slots__ = (
-        "_a",
-        "_b",
+        "_ab",
         "_clock",
         "_coefficients",
         "_due",
         "_floor",
         "_forget",
         "_powers",
-        "_prior_a",
-        "_prior_b",
+        "_prior_ab",
         "_reach",
         "_seen",
         "_theta",
-        "_xs",
-        "_ys",
+        "_rows",
         "longest_s",
         "observations",
         "ratio_p90",
@@ -170,10 +167,10 @@ class TtftModel:
             raise ValueError("prior_weight must be > 0 and the prior have 6 coefficients")
         theta0 = np.array(prior, dtype=float)
         precision = prior_weight / np.square(np.array(prior_scale, dtype=float))
-        self._prior_a = np.diag(precision)
-        self._prior_b = self._prior_a @ theta0
-        self._a = np.zeros((6, 6))
-        self._b = np.zeros(6)
+        prior_a = np.diag(precision)
+        # The normal equations side by side, [A | b] (6 x 7): the data's and the prior's.
+        self._prior_ab = np.column_stack((prior_a, prior_a @ theta0))
+        self._ab = np.zeros((6, 7))
         self._forget = forget
         # λ^FOLD_MAX, ..., λ, 1: a fold of k weighs its observations by the last k and the
         # data before them by the one ahead of those.
@@ -181,8 +178,7 @@ class TtftModel:
         self._floor = floor_s
         self._clock = clock
         self._due = -math.inf  # no fold before this (the clock's), while observations wait
-        self._xs: list[tuple[float, ...]] = []  # observed, not yet folded: features
-        self._ys: list[float] = []  # ... and first tokens, seconds
+        self._rows: list[tuple[float, ...]] = []  # observed, not folded yet: (*x, y)
         self.theta = theta0
         self.observations = 0
         self.ratio_p90 = 1.0  # observed / predicted, 90th percentile (at least 1)
@@ -211,10 +207,10 @@ class TtftModel:
     @property
     def waiting(self) -> int:
         """Observations not folded into θ yet."""
-        return len(self._ys)
+        return len(self._rows)
 
     def predict(self, features: TtftFeatures) -> float:
-        if self._ys:
+        if self._rows:
             self._fold_if_due()
         total = sum(c * x for c, x in zip(self._coefficients, features.values(), strict=True))
         return max(self._floor, total)
@@ -247,8 +243,7 @@ class TtftModel:
         if not math.isfinite(observed_s) or observed_s < 0.0:
             return 0.0
         x = features.values()
-        self._xs.append(x)
-        self._ys.append(observed_s)
+        self._rows.append((*x, observed_s))
         self.observations += 1
         self.longest_s = max(self.longest_s, observed_s)
         # np.maximum's: the larger, or NaN where either is NaN.
@@ -259,7 +254,7 @@ class TtftModel:
         ratio = observed_s / max(predicted_s, self._floor)
         step = _QUANTILE - (1.0 if ratio < self.ratio_p90 else 0.0)
         self.ratio_p90 = max(1.0, self.ratio_p90 + _ETA * step)
-        if len(self._ys) >= FOLD_MAX:
+        if len(self._rows) >= FOLD_MAX:
             self.fold()
         return observed_s - predicted_s
 
@@ -275,17 +270,16 @@ class TtftModel:
     def fold(self) -> None:
         """Fold the observations set aside into A, b and θ, now (see the module's docstring);
         a singular system raises ``LinAlgError`` with θ unchanged."""
-        xs, ys = self._xs, self._ys
-        k = len(ys)
+        rows = self._rows
+        k = len(rows)
         if not k:
             return
-        self._xs, self._ys = [], []
-        x = np.array(xs)
-        weighted = x.T * self._powers[-k:]  # column j: λ^(k-j) x_j
-        decay = self._powers[-k - 1]
-        self._a = decay * self._a + weighted @ x
-        self._b = decay * self._b + weighted @ np.array(ys)
-        self.theta = solve(self._a + self._prior_a, self._b + self._prior_b)
+        self._rows = []
+        z = np.array(rows)  # k x 7: (x_j, y_j), oldest first
+        weighted = z[:, :6].T * self._powers[-k:]  # column j: λ^(k-j) x_j
+        self._ab = self._powers[-k - 1] * self._ab + weighted @ z
+        ab = self._ab + self._prior_ab
+        self.theta = solve(ab[:, :6], ab[:, 6])
 
 
 def _reach(seen: tuple[float, ...]) -> tuple[float, ...]:
