@@ -143,9 +143,9 @@ class TtftModel:
         "_powers",
         "_prior_ab",
         "_reach",
+        "_rows",
         "_seen",
         "_theta",
-        "_rows",
         "longest_s",
         "observations",
         "ratio_p90",
@@ -247,9 +247,7 @@ class TtftModel:
         self.observations += 1
         self.longest_s = max(self.longest_s, observed_s)
         # np.maximum's: the larger, or NaN where either is NaN.
-        self._seen = tuple(
-            v if v > s or v != v else s for s, v in zip(self._seen, x, strict=True)
-        )
+        self._seen = tuple(v if v > s or v != v else s for s, v in zip(self._seen, x, strict=True))
         self._reach = _reach(self._seen)
         ratio = observed_s / max(predicted_s, self._floor)
         step = _QUANTILE - (1.0 if ratio < self.ratio_p90 else 0.0)
