@@ -113,13 +113,15 @@ def test_within_fold_s_a_prediction_uses_the_previous_theta() -> None:
     f, g, start = TtftFeatures(1000, 0, 1, 0), TtftFeatures(2000, 3000, 4, 2), clock.now
     model.observe(f, 2.0, model.predict(f))
     first = model.predict(f)  # the first fold runs at once
-    assert model.waiting == 0 and first > PRIOR[0] + PRIOR[1] + PRIOR[3]  # it learned 2 s
+    assert model.waiting == 0
+    assert first > PRIOR[0] + PRIOR[1] + PRIOR[3]  # it learned 2 s
     clock.now += FOLD_S / 2
     model.observe(g, 4.0, model.predict(g))
     assert model.predict(f) == first  # within FOLD_S of the fold: the previous θ
     assert model.waiting == 1
     # What does not read θ learned at once: the support, the longest first token.
-    assert model.observations == 2 and model.longest_s == 4.0
+    assert model.observations == 2
+    assert model.longest_s == 4.0
     assert model.seen.tolist() == [1.0, 2.0, 3.0, 4.0, 2.0, 0.0]
     clock.now = start + FOLD_S  # FOLD_S after the fold: the next prediction sees it
     assert model.predict(f) != first
