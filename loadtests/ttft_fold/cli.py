@@ -81,7 +81,7 @@ def timed(args: argparse.Namespace) -> None:
         for _ in range(args.rounds):
             for i, module in enumerate(modules):
                 run = requests(module, rate, args.predicts)
-                seconds = timeit.timeit(lambda run=run: run(args.requests), number=1)
+                seconds = timeit.timeit(functools.partial(run, args.requests), number=1)
                 best[i] = min(best[i], seconds / args.requests)
         cells = ", ".join(
             f"{c}: {b * 1e6:.1f} us ({b / best[0]:.2f}x)"
