@@ -64,10 +64,10 @@ what waits. The staleness this allows: a prediction made within ``FOLD_S`` of th
 uses that fold's θ, without the first tokens observed since; any first token observed more
 than ``FOLD_S`` before a prediction is in it. Admission can afford that: each observation
 already describes the engine as it was at its dispatch, a first token ago (tens of
-milliseconds to seconds), the engine's own metrics are a scrape interval old, and one
-observation moves θ by a few percent (the data forget by ``forget`` per observation); a
-backend at low load (a request per ``FOLD_S`` or less) has every earlier observation in
-every prediction, as before. ``solve`` is what ``np.linalg.solve`` runs for a float64 6x6
+milliseconds to seconds), the engine's own metrics are a scrape interval old, and θ rests
+on the last ~1 / (1 - ``forget``) observations (50), of which a fold adds the few of one
+``FOLD_S`` at once; a backend at low load (a request per ``FOLD_S`` or less) has every
+earlier observation in every prediction, as before. ``solve`` is what ``np.linalg.solve`` runs for a float64 6x6
 system (its gufunc, under the same error state: a singular system raises ``LinAlgError``,
 from the fold that meets it, θ unchanged), without the generic checks and conversions around
 it that cost three times the solve itself (the same result, bit for bit).
