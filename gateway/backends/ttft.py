@@ -65,12 +65,18 @@ uses that fold's θ, without the first tokens observed since; any first token ob
 than ``FOLD_S`` before a prediction is in it. Admission can afford that: each observation
 already describes the engine as it was at its dispatch, a first token ago (tens of
 milliseconds to seconds), the engine's own metrics are a scrape interval old, and θ rests
-on the last ~1 / (1 - ``forget``) observations (50), of which a fold adds the few of one
-``FOLD_S`` at once; a backend at low load (a request per ``FOLD_S`` or less) has every
-earlier observation in every prediction, as before. ``solve`` is what ``np.linalg.solve`` runs for a float64 6x6
-system (its gufunc, under the same error state: a singular system raises ``LinAlgError``,
-from the fold that meets it, θ unchanged), without the generic checks and conversions around
-it that cost three times the solve itself (the same result, bit for bit).
+on the last ~1 / (1 - ``forget``) observations (50), of which a fold adds those of one
+``FOLD_S`` at once (10 at 400 requests/s); a backend at low load (a request per ``FOLD_S``
+or less) has every earlier observation in every prediction, as before. ``FOLD_S`` is 25 ms:
+at 400 requests/s a fold then covers 10 first tokens, which takes the model's cost per
+request to about 0.6 of one update at a time, and a longer span saves little more (0.55 at
+20 per fold; ``python -m loadtests.ttft_fold``); at one request per ``FOLD_S`` or fewer
+each fold covers one, at about the old cost.
+
+``solve`` is what ``np.linalg.solve`` runs for a float64 6x6 system (its gufunc, under the
+same error state: a singular system raises ``LinAlgError``, from the fold that meets it, θ
+unchanged), without the generic checks and conversions around it that cost three times the
+solve itself (the same result, bit for bit).
 """
 
 from __future__ import annotations
@@ -247,8 +253,9 @@ class TtftModel:
         self.observations += 1
         self.longest_s = max(self.longest_s, observed_s)
         # np.maximum's: the larger, or NaN where either is NaN.
-        self._seen = tuple(v if v > s or v != v else s for s, v in zip(self._seen, x, strict=True))
-        self._reach = _reach(self._seen)
+        seen = tuple(v if v > s or v != v else s for s, v in zip(self._seen, x, strict=True))
+        if seen != self._seen:  # (mostly not, once the engine was seen busy)
+            self._seen, self._reach = seen, _reach(seen)
         ratio = observed_s / max(predicted_s, self._floor)
         step = _QUANTILE - (1.0 if ratio < self.ratio_p90 else 0.0)
         self.ratio_p90 = max(1.0, self.ratio_p90 + _ETA * step)
