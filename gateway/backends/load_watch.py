@@ -139,10 +139,15 @@ def learn_batch(state: BackendState, load: Load, now: float) -> None:
     """Count a read taken at ``now`` toward the engine's batch size
     (``BackendState.dispatch_cap``)."""
     if load.running > state.slots_seen:
-        # It ran more than an earlier read's full batch: that read caught a moment, not its
-        # size. Still capped one beyond (probing), not back to sending anything.
+        # It ran more than an earlier read's full batch: that read caught a moment (a burst's
+        # prefills queued behind one step's token budget), not its size. With nothing
+        # waiting now it has shown room: probed again from what it ran, as before that read
+        # (one more a read, as it was, took a 256-slot engine seen "full" at 81 to 85 in
+        # two seconds while 200 users waited in the gateway). Still waiting: one beyond.
         state.slots_seen, state.batch_full_reads = load.running, 0
         state.batch_read_at = -math.inf
+        if load.waiting == 0:
+            state.batch_limited = False
     # Waiting with KV room to spare while it ran its most: its batch size, not its memory,
     # holds them back.
     full = load.waiting > 0 and load.running >= max(1.0, state.slots_seen)

@@ -24,7 +24,9 @@ How much a replica takes at once comes from evidence, never from a guess that re
   were that all its room, ``taken * (1 + PROBE_WAIT_S / hold)``, if more: a fast engine
   seen running 4 (20 ms a request) takes a step to 64 or 200 users at once;
 - a read showing requests waiting while the KV cache had room and it ran its most tells
-  its batch size (``batch_limited``): from then on it is sent that many at once;
+  its batch size (``batch_limited``): from then on it is sent that many at once, until a
+  read shows it running more with nothing waiting (that sighting was a moment: it is
+  probed again);
 - an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
 
 Its reported queue is believed while the report is fresh (``fresh_s``, two scrape

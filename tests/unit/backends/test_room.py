@@ -98,6 +98,33 @@ def test_a_batch_shown_full_caps_it_whatever_its_hold() -> None:
     assert (state.dispatch_cap, state.probing, state.shows_room) == (9, False, False)
 
 
+# (the read after a sighting of 8 running, 56 waiting: running, waiting) -> the cap, probing
+AFTER_FULL: dict[str, tuple[float, float, int, bool]] = {
+    "ran more, nothing waiting: it has room, probed again at once": (9, 0, 459, True),
+    "ran more, still waiting: a bigger batch, one beyond it": (9, 3, 10, False),
+    "ran its batch, one waiting (the probe's): the batch holds": (8, 1, 9, False),
+    "ran its batch, nothing waiting: the batch holds": (8, 0, 9, False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("running", "waiting", "cap", "probing"), AFTER_FULL.values(), ids=AFTER_FULL.keys()
+)
+def test_a_batch_seen_full_for_a_moment_lifts_when_it_runs_more_with_nothing_waiting(
+    running: float, waiting: float, cap: int, probing: bool
+) -> None:
+    clock = Clock()
+    state = _state(clock)
+    _held(state, 0.02)
+    state.inflight = 64
+    fold_load(state, Load(running=8, waiting=56), clock.now, fresh_s=2.0)
+    assert state.dispatch_cap == 9
+    state.inflight = int(running + waiting)  # all of it this gateway's
+    clock.now += 0.05
+    fold_load(state, Load(running=running, waiting=waiting), clock.now, fresh_s=2.0)
+    assert (state.dispatch_cap, state.probing) == (cap, probing)
+
+
 def test_the_mean_hold_follows_what_requests_held_and_ignores_nonsense() -> None:
     state = _state(Clock())
     assert state.hold_s is None

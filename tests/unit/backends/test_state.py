@@ -274,8 +274,13 @@ CAPS: dict[str, tuple[list[Load], int, int]] = {
     ),
     "one full read: one more may go, to find out": ([Load(running=4, waiting=2)], 64, 5),
     "confirmed by a second full read": ([Load(running=4, waiting=2)] * 2, 64, 4),
-    "it ran the probe: its batch is larger, probed one beyond that": (
+    "it ran the probe, nothing waiting: it has room, probed again from what it ran": (
         [Load(running=3, waiting=1), Load(running=4)],
+        64,
+        8,
+    ),
+    "it ran the probe, still waiting: its batch is larger, one beyond that": (
+        [Load(running=3, waiting=1), Load(running=4, waiting=1)],
         64,
         5,
     ),
