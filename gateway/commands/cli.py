@@ -305,6 +305,8 @@ def serve_policy(
     gc.freeze()
     try:
         run_uvicorn(app, policy, host=host, port=port, log_level=log_level)
+    except KeyboardInterrupt:  # Ctrl-C, re-raised by uvicorn once it has shut down
+        return 130
     finally:
         access.stop()
     return 0
