@@ -256,7 +256,7 @@ def _demo(args: argparse.Namespace) -> int:
             ):
                 print(demo.banner(args.host, args.port, policy_path, policy, access), flush=True)
                 lines = sys.stdout if access is None else files.enter_context(access.open("a"))
-                return serve_policy(
+                code = serve_policy(
                     policy_path,
                     host=args.host,
                     port=args.port,
@@ -266,9 +266,11 @@ def _demo(args: argparse.Namespace) -> int:
         except demo.FleetError as exc:
             print(f"demo: {exc}", file=sys.stderr)
             return 1
-        except KeyboardInterrupt:  # Ctrl-C, re-raised by uvicorn once it has shut down
+        except KeyboardInterrupt:  # Ctrl-C before the gateway served (the fleet starting)
+            code = 130
+        if code == 130:  # Ctrl-C
             print("demo stopped", flush=True)
-            return 130
+        return code
 
 
 def serve_policy(

@@ -46,5 +46,6 @@ def test_the_idle_demo_stops_within_the_bound(
     assert took < BOUND_S, f"the demo took {took:.2f} s to stop after {sig.name}"
     assert proc.returncode == code
     assert "Traceback" not in said, said
+    assert ("demo stopped" in said) is (sig is signal.SIGINT)
     for pid in fleet:
         assert not Path(f"/proc/{pid}").exists(), "the demo left its fleet running"
