@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -24,6 +25,10 @@ def read_until(proc: subprocess.Popen[str], marker: str) -> str:
     raise AssertionError(f"{marker!r} never printed; output:\n{''.join(seen)}")
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextmanager
 def gateway_process(
     args: Sequence[str], cwd: Path | None = None
@@ -40,6 +45,9 @@ def gateway_process(
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # Ctrl-C reaches it as in a terminal even when the suite runs as a background job
+        # (whose children inherit SIGINT ignored: the gateway then exits 0, not 130).
+        preexec_fn=_sigint_default,
     )
     try:
         yield proc
