@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
 import yaml
@@ -186,9 +187,7 @@ def launched_process(
         raise
 
 
-def workers_serving(
-    url: str, workers: int, proc: subprocess.Popen[bytes], timeout_s: float
-) -> None:
+def workers_serving(url: str, workers: int, proc: subprocess.Popen[Any], timeout_s: float) -> None:
     """Until the gateway's /metrics has every worker's series (a worker answers its siblings
     once it serves; the first to serve would otherwise take every keep-alive client)."""
     labels = [f'worker="{w}"' for w in range(workers)]

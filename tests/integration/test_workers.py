@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gateway.host.board import Board, alive
 from loadtests.kit.fake_upstream import FakeConfig, build_fake
 from loadtests.kit.ports import free_port
+from loadtests.peers.targets import workers_serving
 from tests.support.processes import gateway_process
 from tests.support.security import TENANT_A_KEY, tenants_yaml
 from tests.support.servers import serve
@@ -113,18 +114,7 @@ def _worker_samples(base: str, name: str) -> dict[str, float]:
 
 def _workers_up(base: str, proc: subprocess.Popen[str]) -> None:
     """Until /metrics shows both workers (each answers its siblings once it serves)."""
-    with httpx.Client(transport=httpx.HTTPTransport(retries=50), timeout=10) as http:
-        for _ in range(300):
-            assert proc.poll() is None, "the gateway exited"
-            try:
-                text = http.get(base + "/metrics").text
-            except httpx.HTTPError:
-                text = ""
-            if 'worker="0"' in text and 'worker="1"' in text:
-                return
-            # Not a sleep for state: a worker starting up is a process, not an event here.
-            proc_wait(proc, 0.2)
-    raise AssertionError("both workers never answered")
+    workers_serving(base, 2, proc, timeout_s=60.0)
 
 
 def proc_wait(proc: subprocess.Popen[str], seconds: float) -> None:
