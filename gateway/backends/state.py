@@ -361,6 +361,15 @@ class BackendState:
         return cap < self.spec.hard_cap and not self.batch_limited
 
     @property
+    def limit_shown(self) -> bool:
+        """Its cap is a limit it showed: the policy's, or a batch size confirmed by a second
+        read. A single read's sighting may be a moment (a burst's prefills behind one step's
+        token budget) that the next read lifts: a wait behind it is a guess, not evidence."""
+        if self.dispatch_cap >= self.spec.hard_cap:
+            return True
+        return self.batch_limited and self.batch_known
+
+    @property
     def slots_shown(self) -> int:
         """What it has shown it runs at once: its cap when that is a limit, else ``taken``
         (a probe's extra is room hoped for, not shown)."""

@@ -301,9 +301,10 @@ class Gateway:
         return sum(s.load.waiting for s in self._states(pool) if s.reports_waiting)
 
     def _limits_shown(self, pool: str) -> bool:
-        """Every routable replica's cap is a limit it showed (or the policy's), none a probe
-        of its room: a queue behind them is evidence that the pool is full."""
-        return not any(s.probing for s in self._states(pool) if s.routable)
+        """Every routable replica's cap is a limit it showed (the policy's, or a batch size
+        read twice), none a probe of its room nor a single read's sighting: a queue behind
+        them is evidence that the pool is full."""
+        return all(s.limit_shown for s in self._states(pool) if s.routable)
 
     def _slots_shown(self, pool: str) -> int | None:
         """What the pool's routable replicas have shown they run at once (None: none)."""

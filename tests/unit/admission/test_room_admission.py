@@ -68,7 +68,7 @@ def test_no_deadline_refusal_while_the_engine_shows_room(
     fleet = FleetView(
         ttft=lambda tokens: state.ttft_prediction(tokens),
         slots=lambda: state.dispatch_cap,
-        limits_shown=lambda: not state.probing,
+        limits_shown=lambda: state.limit_shown,
         waiting=lambda: state.load.waiting if state.reports_waiting else 0.0,
     )
     admission = pool_admission(
