@@ -6,8 +6,9 @@ None to admit; the hard caps (``max_queue`` and ``max_queue_long``: ``queue_cap`
 
 1. a critical request: never (only the hard caps refuse it);
 2. a prediction that does not rest on observations (the predictor's prior, a feature
-   beyond what it has seen, a slot wait over probed rather than shown limits): never; the
-   request is admitted and the prediction learns from it;
+   beyond what it has seen, a slot wait over probed rather than shown limits, or over a
+   batch size seen in a single read): never; the request is admitted and the prediction
+   learns from it;
 3. the predicted first token past the request's deadline (the client's
    ``x-gateway-deadline-ms``, else the pool's default: ``deadline_factor`` times the
    objective): ``deadline_unmeetable`` (waiting longer is useless);

@@ -7,8 +7,10 @@ and why is logged when the reason appears or changes. The prefix-cache hit rate 
 speculative-decoding acceptance are the counters' ratios between two successive reads.
 A read that shows requests waiting while the KV cache has room (below ``KV_ROOM``) and the
 engine running the most it was ever seen running tells its batch size: from then on the
-gateway sends it no more than that at once (``BackendState.dispatch_cap``; one more until a
-second such read, at least ``CONFIRM_GAP_S`` later, confirms the size: ``learn_batch``).
+gateway sends it no more than that at once (``BackendState.dispatch_cap``; a quarter more
+until a second such read, at least ``CONFIRM_GAP_S`` later, confirms the size:
+``learn_batch``). A read confirms only while the gateway filled its cap there: with less
+sent, what waits in the engine is what arrived since its last step, not a limit.
 Until then, a backend sent more than it was ever seen running
 (``BackendState.overflowing``) is read again every ``OVERFLOW_TICK_S``, so the first burst
 learns the batch within a tick, and one with room shows it as fast. One that other gateways
@@ -123,6 +125,9 @@ def fold_load(
     # No new prompt tokens in the interval: the last rate still says the most.
     state.prefix_hit_rate = hit if hit is not None else state.prefix_hit_rate
     state.spec_acceptance = accepted if accepted is not None else state.spec_acceptance
+    # Offered its cap's worth (ours in flight, or all it holds) under the cap before this read.
+    offered = max(state.host_inflight, own_before, load.running + load.waiting)
+    filled = offered >= state.dispatch_cap
     state.load = load
     # Its own in the read: what it had in flight there while the read was on its way (a
     # request that ended meanwhile may be in it), and what its workers dropped just before
@@ -132,12 +137,12 @@ def fold_load(
     state.read_at, state.fresh_s, state.own_at_read = now, fresh_s, own
     if state.others > 0:
         state.others_at = now
-    learn_batch(state, load, now)
+    learn_batch(state, load, now, filled)
 
 
-def learn_batch(state: BackendState, load: Load, now: float) -> None:
+def learn_batch(state: BackendState, load: Load, now: float, filled: bool = True) -> None:
     """Count a read taken at ``now`` toward the engine's batch size
-    (``BackendState.dispatch_cap``)."""
+    (``BackendState.dispatch_cap``); ``filled``: the gateway had its cap's worth there."""
     if load.running > state.slots_seen:
         # It ran more than an earlier read's full batch: that read caught a moment (a burst's
         # prefills queued behind one step's token budget), not its size. With nothing
@@ -155,7 +160,9 @@ def learn_batch(state: BackendState, load: Load, now: float) -> None:
         return
     state.batch_limited = True
     # A long prompt's prefill can hold the others back for a few reads in a row: only reads
-    # far enough apart count as two sightings.
-    if now - state.batch_read_at >= CONFIRM_GAP_S:
+    # far enough apart count as two sightings. A busy engine's reads show requests that
+    # arrived since its last step as waiting: only a read taken while the gateway held work
+    # back from it (its cap filled) shows that it would not run more.
+    if filled and now - state.batch_read_at >= CONFIRM_GAP_S:
         state.batch_full_reads += 1
         state.batch_read_at = now

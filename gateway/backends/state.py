@@ -26,7 +26,11 @@ How much a replica takes at once comes from evidence, never from a guess that re
 - a read showing requests waiting while the KV cache had room and it ran its most tells
   its batch size (``batch_limited``): from then on it is sent that many at once, until a
   read shows it running more with nothing waiting (that sighting was a moment: it is
-  probed again);
+  probed again). It is a limit shown (``limit_shown``: a queue behind it is evidence,
+  and waits for its slots may refuse) once a second such read, far enough apart, confirms
+  it (``batch_known``): a 256-slot engine stepped from 64 to 200 users was once seen at
+  104 running, 5 waiting, and waits predicted behind 104 slots refused users whom the next
+  read would have let in;
 - an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
 
 Its reported queue is believed while the report is fresh (``fresh_s``, two scrape
@@ -67,6 +71,12 @@ from gateway.policy.compile import BackendSpec
 
 BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
 PROBE_MIN = 8  # in flight on a replica whose metrics showed no limit yet, at least
+# Beyond a batch size seen in one read (not yet confirmed), this share more may go (at least
+# one): a busy engine's reads catch requests that arrived since its last step as waiting,
+# and a cap of one beyond what ran kept a 256-slot engine that was seen at 133 running and
+# 34 waiting (a 200-user step) there for the rest of the step: the one beyond always read
+# as waiting, so it never showed more running. Four-slot engines still get one.
+SIGHTING_PROBE = 0.25
 PROBE_FACTOR = 2.0  # ... and up to this many times the most it was seen taking
 PROBE_WAIT_S = 1.0  # while it shows room: the most a probe's excess may wait inside it
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
@@ -128,7 +138,8 @@ class BackendState:
     # ``slots_seen``: it runs no more than that at once, so more sent there only queue where
     # nobody can watch them. One read may catch a long prompt's prefill chunk holding the
     # others back with slots free, so the size counts as known after two such reads of it
-    # (``load_watch.learn_batch``: far enough apart); until then one more may go.
+    # (``load_watch.learn_batch``: far enough apart, each with the cap filled); until then a
+    # few more may go (``SIGHTING_PROBE``).
     batch_limited: bool = False
     batch_full_reads: int = 0  # such reads of the size ``slots_seen``
     batch_read_at: float = -math.inf  # when the last of them was taken
@@ -334,11 +345,12 @@ class BackendState:
         if not scrapes(self.spec.engine) or not self.metrics_read:
             return hard
         if self.batch_limited and self.slots_seen >= 1:
-            # Until a second read confirms it, one more may go: were the first read a
-            # prefill chunk's moment, a cap of exactly what ran would keep it from ever
-            # running more.
-            probe = 0 if self.batch_known else 1
-            batch = int(self.slots_seen) + probe
+            # Until a second read confirms it, more may go: were the first read a moment
+            # (a prefill chunk, arrivals between two steps), a cap of exactly what ran would
+            # keep it from ever running more.
+            seen = int(self.slots_seen)
+            probe = 0 if self.batch_known else max(1, math.ceil(SIGHTING_PROBE * seen))
+            batch = seen + probe
             if self.shared:
                 # Half, and never more than the others left it by its fresh report: one
                 # that took more than half (sent before the batch was known) fills it.

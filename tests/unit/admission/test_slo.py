@@ -508,3 +508,32 @@ async def test_the_drain_counts_what_the_replicas_have_shown_they_run(
     clock.now += 30.0  # the completions' rate has decayed to nothing
     _rush(pool, arrivals)
     assert pool.state().saturated is saturated
+
+
+# id -> whether the replicas' caps are limits they showed -> the refusal of a request whose
+# wait for a slot is past its deadline. The 200-user ramp: a batch seen full in one read (a
+# burst's prefills behind one step's budget) capped the engine at 104, and waits behind it
+# (6.5 s predicted) refused users who would have waited 1.3 s once the next read lifted it.
+WAIT_SUPPORT: dict[str, tuple[bool, str | None]] = {
+    "limits shown (the policy's, or a batch read twice): refused past the deadline": (
+        True, "deadline_unmeetable"),
+    "a probe, or a batch seen in one read only: a guess, admitted": (False, None),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("limits", "refused"), WAIT_SUPPORT.values(), ids=WAIT_SUPPORT.keys())
+async def test_a_slot_wait_refuses_only_behind_limits_the_replicas_showed(
+    limits: bool, refused: str | None
+) -> None:
+    clock = Clock(1000.0)
+    fleet = FleetView(ttft=lambda tokens: (0.1, True), slots=lambda: 2, limits_shown=lambda: limits)
+    pool = pool_admission(slots=2, clock=clock, fleet=fleet)
+    await _teach_hold(pool, clock, 3.0)
+    burst = Burst(pool)
+    for _ in range(6):  # two hold the slots for 3 s, four wait ahead
+        burst.send(_req(clock, priority=Priority.CRITICAL))
+    await until(burst.decided)
+    decision = pool.check(_req(clock))
+    assert decision.prediction.wait_s > 6.0  # past the deadline: 3x the 2 s objective
+    assert decision.refuse == refused
+    burst.cancel()

@@ -29,9 +29,9 @@ def _state(
     name: str, reads: list[Load], inflight: int, engine: Engine = Engine.VLLM
 ) -> BackendState:
     state = BackendState(spec(name, engine=engine, max_inflight=64))
+    state.inflight = inflight
     for second, load in enumerate(reads):
         fold_load(state, load, float(second))
-    state.inflight = inflight
     return state
 
 
@@ -40,7 +40,9 @@ async def test_only_backends_sent_more_than_they_ran_are_read_at_once() -> None:
         _state("over", [Load(running=3)], 5),  # sent 5, seen running 3: read now
         _state("within", [Load(running=3)], 3),
         _state("probing", [Load(running=3, waiting=1)], 4),  # the probe beyond one full read
-        _state("known", [Load(running=3, waiting=1)] * 2, 4),  # its batch is confirmed
+        # its batch is confirmed: the first read came with the probe's cap (8) unfilled,
+        # the next two a second apart with its cap filled
+        _state("known", [Load(running=3, waiting=1)] * 3, 4),
         _state("never-read", [], 9),  # no read yet: the next full scrape
         _state("no-metrics", [Load(running=3)], 5, engine=Engine.OPENAI),
     ]
@@ -58,8 +60,9 @@ def _seen(name: str, others: int, known: bool) -> BackendState:
     """A replica read at t=10 with ``others`` requests of other gateways in it (ours: 1)."""
     state = BackendState(spec(name, max_inflight=64), clock=lambda: 10.0)
     state.inflight = 1
-    if known:  # two full reads: its batch of 4 is known
-        for second in (5.0, 7.0):
+    if known:  # its batch of 4 is known: a full read with the probe's cap (8) unfilled,
+        # then two with its cap (5) filled, far enough apart
+        for second in (4.0, 5.0, 7.0):
             fold_load(state, Load(running=4, waiting=1), second)
     fold_load(state, Load(running=1 + others), 10.0)
     return state

@@ -95,15 +95,16 @@ def test_a_batch_shown_full_caps_it_whatever_its_hold() -> None:
     state.inflight = 64  # the step went out; the next read shows 8 running, 56 waiting
     clock.now += 0.05
     fold_load(state, Load(running=8, waiting=56), clock.now, fresh_s=2.0)
-    assert (state.dispatch_cap, state.probing, state.shows_room) == (9, False, False)
+    # 8 and a quarter more (a single read may be a moment) until a second read confirms it
+    assert (state.dispatch_cap, state.probing, state.shows_room) == (10, False, False)
 
 
 # (the read after a sighting of 8 running, 56 waiting: running, waiting) -> the cap, probing
 AFTER_FULL: dict[str, tuple[float, float, int, bool]] = {
     "ran more, nothing waiting: it has room, probed again at once": (9, 0, 459, True),
-    "ran more, still waiting: a bigger batch, one beyond it": (9, 3, 10, False),
-    "ran its batch, one waiting (the probe's): the batch holds": (8, 1, 9, False),
-    "ran its batch, nothing waiting: the batch holds": (8, 0, 9, False),
+    "ran more, still waiting: a bigger batch, a quarter beyond it": (9, 3, 12, False),
+    "ran its batch, two waiting (the probe's): the batch holds": (8, 2, 10, False),
+    "ran its batch, nothing waiting: the batch holds": (8, 0, 10, False),
 }  # fmt: skip
 
 
@@ -118,11 +119,55 @@ def test_a_batch_seen_full_for_a_moment_lifts_when_it_runs_more_with_nothing_wai
     _held(state, 0.02)
     state.inflight = 64
     fold_load(state, Load(running=8, waiting=56), clock.now, fresh_s=2.0)
-    assert state.dispatch_cap == 9
+    assert state.dispatch_cap == 10
     state.inflight = int(running + waiting)  # all of it this gateway's
     clock.now += 0.05
     fold_load(state, Load(running=running, waiting=waiting), clock.now, fresh_s=2.0)
     assert (state.dispatch_cap, state.probing) == (cap, probing)
+
+
+# id -> the reads (seconds after the first, running, waiting, all of it this gateway's), in
+# order -> whether its cap is a limit it showed (a queue behind it is evidence: slot waits
+# may refuse). The first full read comes with the probe's cap (204) unfilled: it sets the
+# batch but does not count toward confirming it.
+LIMITS: dict[str, tuple[tuple[tuple[float, float, float], ...], bool]] = {
+    "nothing full: a probe of its room": (((0.0, 4, 0),), False),
+    "one read full (8 running, 56 waiting): a sighting, maybe a moment": (((0.0, 8, 56),), False),
+    "full again 0.05 s later: still one sighting (a long prefill's reads)": (
+        ((0.0, 8, 56), (0.05, 8, 50)), False),
+    "full again a second later, its cap (10) filled: one confirming read": (
+        ((0.0, 8, 56), (1.0, 8, 2)), False),
+    "and again a second later: the batch is known": (
+        ((0.0, 8, 56), (1.0, 8, 2), (2.0, 8, 2)), True),
+    "full again a second later, its cap (10) not filled: a busy engine's arrivals": (
+        ((0.0, 8, 56), (1.0, 8, 1)), False),
+    "known, then it runs more with nothing waiting: probed again": (
+        ((0.0, 8, 56), (1.0, 8, 2), (2.0, 8, 2), (2.5, 12, 0)), False),
+    "a 256-user step seen once at 104 running, 5 waiting (the ramp's)": (
+        ((0.0, 64, 0), (0.5, 104, 5)), False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("reads", "shown"), LIMITS.values(), ids=LIMITS.keys())
+def test_a_batch_is_a_limit_shown_only_once_a_second_read_confirms_it(
+    reads: tuple[tuple[float, float, float], ...], shown: bool
+) -> None:
+    clock = Clock()
+    state = _state(clock)
+    _held(state, 0.02)
+    start = clock.now
+    for at, running, waiting in reads:
+        clock.now = start + at
+        state.inflight = int(running + waiting)  # all of it this gateway's
+        fold_load(state, Load(running=running, waiting=waiting), clock.now, fresh_s=2.0)
+    assert state.limit_shown is shown
+
+
+def test_the_policys_cap_is_a_limit_shown() -> None:
+    clock = Clock()
+    state = _state(clock, TEXT.replace("engine: vllm}", "engine: vllm, max_inflight: 4}"))
+    fold_load(state, Load(running=4), clock.now, fresh_s=2.0)
+    assert (state.dispatch_cap, state.limit_shown) == (4, True)
 
 
 def test_the_mean_hold_follows_what_requests_held_and_ignores_nonsense() -> None:

@@ -43,7 +43,7 @@ def test_a_first_token_in_line_raises_the_probe_and_a_full_read_ends_it() -> Non
     state.first_token_in_line(8.0)  # eight at once, every first token on time
     assert state.dispatch_cap == 16
     fold_load(state, Load(running=10, waiting=3), 1.0)  # ran its most, others waiting
-    assert (state.dispatch_cap, state.probing) == (11, False)
+    assert (state.dispatch_cap, state.probing) == (13, False)  # and a quarter more
 
 
 # id -> (reads a second apart, whether eight went at once with first tokens in line) ->
@@ -52,8 +52,10 @@ SHOWN: dict[str, tuple[list[Load], bool, tuple[int, int]]] = {
     "no read yet: the policy's cap": ([], False, (64, 64)),
     "seen running 4: probed to 8, 4 shown": ([Load(running=4)], False, (8, 4)),
     "8 in flight in line: probed to 16, 8 shown": ([Load(running=4)], True, (16, 8)),
-    "a full batch read: its limit": ([Load(running=6, waiting=2)], False, (7, 7)),
-    "confirmed": ([Load(running=6, waiting=2)] * 2, False, (6, 6)),
+    "a full batch read: its limit, and a quarter more": (
+        [Load(running=6, waiting=2)], False, (8, 8)),
+    "confirmed by two more, each with that cap filled": (
+        [Load(running=6, waiting=2)] * 3, False, (6, 6)),
 }  # fmt: skip
 
 
@@ -273,7 +275,11 @@ CAPS: dict[str, tuple[list[Load], int, int]] = {
         12,
     ),
     "one full read: one more may go, to find out": ([Load(running=4, waiting=2)], 64, 5),
-    "confirmed by a second full read": ([Load(running=4, waiting=2)] * 2, 64, 4),
+    "two more full reads, each with its cap filled: confirmed": (
+        [Load(running=4, waiting=2)] * 3, 64, 4),
+    "full reads with its cap not filled: arrivals between steps, not confirmed": (
+        [Load(running=4, waiting=2), Load(running=4, waiting=0), Load(running=4, waiting=1)],
+        64, 5),
     "it ran the probe, nothing waiting: it has room, probed again from what it ran": (
         [Load(running=3, waiting=1), Load(running=4)],
         64,
@@ -290,7 +296,7 @@ CAPS: dict[str, tuple[list[Load], int, int]] = {
         5,
     ),
     "the larger size confirmed": (
-        [Load(running=3, waiting=1), Load(running=4)] + [Load(running=4, waiting=1)] * 2,
+        [Load(running=3, waiting=1), Load(running=4)] + [Load(running=4, waiting=1)] * 3,
         64,
         4,
     ),
@@ -407,8 +413,10 @@ def test_a_batch_size_is_confirmed_by_reads_far_enough_apart(gap_s: float, cap: 
     from gateway.backends.load_watch import fold_load
 
     _, state = _registry(VLLM.replace("max_inflight: 4", "max_inflight: 64"))
-    fold_load(state, Load(running=4, waiting=1), 10.0)
-    fold_load(state, Load(running=4, waiting=2), 10.0 + gap_s)
+    fold_load(state, Load(running=4), 9.0)  # probed to 8
+    state.inflight = 8  # the probe filled
+    fold_load(state, Load(running=4, waiting=4), 10.0)
+    fold_load(state, Load(running=4, waiting=4), 10.0 + gap_s)
     assert state.dispatch_cap == cap
 
 
@@ -439,7 +447,7 @@ def test_a_batch_shared_with_other_gateways(
     from gateway.backends.load_watch import fold_load
 
     _, state = _registry(VLLM.replace(", max_inflight: 4", ""))
-    for second in range(2):  # its batch of 4 known, confirmed by two full reads
+    for second in range(3):  # its batch of 4 known: two full reads with the cap filled
         fold_load(state, Load(running=4, waiting=1), float(second))
     state.inflight = ours_at_read
     fold_load(state, load, state.clock())
@@ -454,7 +462,7 @@ def test_a_shared_batch_is_halved_while_others_were_seen_recently() -> None:
 
     _, state = _registry(VLLM.replace(", max_inflight: 4", ""))
     now = state.clock()
-    for second in (-3.0, -2.0):  # its batch of 4 known
+    for second in (-4.0, -3.0, -2.0):  # its batch of 4 known
         fold_load(state, Load(running=4, waiting=1), now + second)
     state.inflight = 2
     fold_load(state, Load(running=4), now - 1.0)  # another gateway runs two
