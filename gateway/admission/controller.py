@@ -20,7 +20,6 @@ and feeds the limit algorithm, the hold times and the completion rate. With a ``
 (cluster admission) a slot also needs a lease (``lease_pump.py``). With ``HostSlots`` the
 slots, the queue's evidence and the rates are the host's workers' (``host_slots.py``).
 ``readmit``: a request taken back from an engine waits again, in its place (deadline, arrival).
-
 Parameters: the pool's ``admission`` settings in the policy.
 """
 
@@ -85,10 +84,10 @@ class PoolAdmission:
         self.pump = LeasePump(self, leases)
 
     def predict(self, request: AdmissionRequest) -> Prediction:
-        backend, supported = self.fleet.ttft(request.prompt_tokens) or (0.0, False)
-        if (wait := self._slot_wait_s(request)) is not None:
-            supported = supported and self._wait_supported()
-        return Prediction(wait or 0.0, backend, supported)
+        backend, known = self.fleet.ttft(request.prompt_tokens) or (0.0, False)
+        wait = self._slot_wait_s(request)
+        supported = known and (wait is None or self._wait_supported())
+        return Prediction(wait or 0.0, backend, supported, known)
 
     def _slot_wait_s(self, request: AdmissionRequest) -> float | None:
         """The wait for a slot alone, without the replicas' (costly) predictions; None: free."""
@@ -309,13 +308,15 @@ class PoolAdmission:
     def _times(
         self, request: AdmissionRequest, decision: Decision | None, now: float
     ) -> tuple[Times, float]:
-        """A waiter's limits and its replica's predicted TTFT (the ``decision``'s, or now)."""
+        """A waiter's limits and its replica's predicted TTFT; 0 if a guess (no sooner give-up)."""
         if decision is None:
             objective = self.objective_s(request)
-            backend = (self.fleet.ttft(request.prompt_tokens) or (0.0, False))[0]
+            backend, known = self.fleet.ttft(request.prompt_tokens) or (0.0, False)
         else:
-            objective, backend = decision.objective_s, decision.prediction.backend_s
-        return deadline_of(request, objective, self._deadline_factor, now), backend
+            prediction, objective = decision.prediction, decision.objective_s
+            backend, known = prediction.backend_s, prediction.backend_supported
+        times = deadline_of(request, objective, self._deadline_factor, now)
+        return times, backend if known else 0.0
 
     def _gave_up(self, ticket: Ticket) -> GatewayError:
         """A waiter's refusal at its give-up time, with the wait it still had ahead."""

@@ -30,6 +30,8 @@ class Prediction:
     # Both parts rest on observations (not a prior, not beyond what was seen): only such a
     # prediction may refuse a request (``rules.py``).
     supported: bool = True
+    # The replica's part alone does: only then may it bring a waiter's give-up time forward.
+    backend_supported: bool = True
 
     @property
     def ttft_s(self) -> float:

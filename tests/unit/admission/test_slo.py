@@ -537,3 +537,36 @@ async def test_a_slot_wait_refuses_only_behind_limits_the_replicas_showed(
     assert decision.prediction.wait_s > 6.0  # past the deadline: 3x the 2 s objective
     assert decision.refuse == refused
     burst.cancel()
+
+
+# id -> the replica's predicted TTFT and whether it rests on observations -> (refused, still
+# waiting for its slot a few loop turns later). No slot hold seen yet: the wait itself is no
+# evidence, so both are admitted. The 200-user ramp: a request
+# admitted on a guess of 6 s (its features beyond what the predictor had seen) gave up its
+# wait 12 ms after it joined, deadline_unmeetable: its give-up time is its deadline minus
+# its replica's TTFT, and the guess took it to the past.
+GUESS: dict[str, tuple[float, bool, tuple[int, int]]] = {
+    "observed 6.5 s: its give-up time (6 s deadline - 6.5 s) passed, refused": (
+        6.5, True, (1, 0)),
+    "a guess of 6.5 s: admitted, and it waits for its slot": (6.5, False, (0, 1)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("backend_s", "known", "outcome"), GUESS.values(), ids=GUESS.keys())
+async def test_a_guess_does_not_bring_a_waiters_give_up_time_forward(
+    backend_s: float, known: bool, outcome: tuple[int, int]
+) -> None:
+    clock = Clock(1000.0)
+    fleet = FleetView(ttft=lambda tokens: (backend_s, known), slots=lambda: 1)
+    pool = pool_admission(slots=1, clock=clock, fleet=fleet)
+    holder = Burst(pool)
+    holder.send(_req(clock, priority=Priority.CRITICAL))
+    await until(holder.decided)
+    burst = Burst(pool)
+    burst.send(_req(clock))
+    await until(burst.decided)
+    for _ in range(20):  # a give-up time already past fires within a turn or two
+        await asyncio.sleep(0)
+    assert (len(burst.refused + burst.failed()), burst.waiting()) == outcome
+    burst.cancel()
+    holder.cancel()

@@ -276,10 +276,15 @@ CAPS: dict[str, tuple[list[Load], int, int]] = {
     ),
     "one full read: one more may go, to find out": ([Load(running=4, waiting=2)], 64, 5),
     "two more full reads, each with its cap filled: confirmed": (
-        [Load(running=4, waiting=2)] * 3, 64, 4),
+        [Load(running=4, waiting=2)] * 3,
+        64,
+        4,
+    ),
     "full reads with its cap not filled: arrivals between steps, not confirmed": (
         [Load(running=4, waiting=2), Load(running=4, waiting=0), Load(running=4, waiting=1)],
-        64, 5),
+        64,
+        5,
+    ),
     "it ran the probe, nothing waiting: it has room, probed again from what it ran": (
         [Load(running=3, waiting=1), Load(running=4)],
         64,
