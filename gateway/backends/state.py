@@ -376,10 +376,12 @@ class BackendState:
     def limit_shown(self) -> bool:
         """Its cap is a limit it showed: the policy's, or a batch size confirmed by a second
         read. A single read's sighting may be a moment (a burst's prefills behind one step's
-        token budget) that the next read lifts: a wait behind it is a guess, not evidence."""
+        token budget) that the next read lifts: a wait behind it is a guess, not evidence.
+        A batch shared with others counts once seen: each keeps to half of it, so no read
+        shows it full again (two gateways' waiters waited to their deadlines for one)."""
         if self.dispatch_cap >= self.spec.hard_cap:
             return True
-        return self.batch_limited and self.batch_known
+        return self.batch_limited and (self.batch_known or self.shared)
 
     @property
     def slots_shown(self) -> int:

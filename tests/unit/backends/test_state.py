@@ -526,3 +526,28 @@ def test_a_pools_states_are_made_once_per_policy_and_reconcile() -> None:
     )
     registry.reconcile(moved)
     assert [s.name for s in registry.in_pool(moved, "big")] == ["a", "b"]
+
+
+# id -> (ours in flight at each read, the reads) -> whether its cap is a limit it showed
+SHARED_LIMIT: dict[str, tuple[int, list[Load], bool]] = {
+    "alone, seen full once: a sighting, not yet a limit": (5, [Load(running=4, waiting=1)], False),
+    "another gateway's two in it, seen full once: kept to half, a limit": (
+        3, [Load(running=4, waiting=1)], True),
+    "shared, then full at half each: no read shows it waiting again, still a limit": (
+        3, [Load(running=4, waiting=1), Load(running=4)], True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("ours", "reads", "shown"), SHARED_LIMIT.values(), ids=SHARED_LIMIT.keys())
+def test_a_batch_shared_with_others_is_a_limit_once_seen(
+    ours: int, reads: list[Load], shown: bool
+) -> None:
+    from gateway.backends.load_watch import fold_load
+
+    _, state = _registry(VLLM.replace(", max_inflight: 4", ""))
+    now = state.clock()
+    fold_load(state, Load(running=1), now - 3.0)  # probed
+    state.inflight = ours
+    for second, load in enumerate(reads):
+        fold_load(state, load, now - 0.5 + second * 0.1)
+    assert (state.batch_known, state.limit_shown) == (False, shown)
