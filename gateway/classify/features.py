@@ -4,8 +4,9 @@ Algorithm: take the last user message (the ask) and keep a window of its first
 ``scan_head_chars`` and last ``scan_tail_chars`` characters (a pasted document in the middle
 adds cost, not signal). Split out the instruction: the window without fenced code blocks,
 keeping only its paragraphs (blank-line separated) of at most ``instruction_chars``
-characters; longer paragraphs are quoted material (documents, logs). Both
-texts are lower-cased and split into sets of ASCII words (punctuation becomes spaces).
+characters; longer paragraphs are quoted material (documents, logs). Both texts are
+lower-cased and split into ASCII words (punctuation becomes spaces), in one split of the
+window (``scanning.py``); of the instruction's words only the cue words are kept.
 
 Content features read the whole window, since quoted code or formulas say what the task is
 about; request features read only the instruction, since "must" or "1." inside a pasted
@@ -37,8 +38,9 @@ and request-shape features:
 - ``depth``: (user turns - 1) / ``depth_full_turns``.
 
 The cue words are in ``vocabulary.py``. Cost is bounded by the window: 40-90 us per request.
-``scan`` does the window's one lower-casing and word split; the learned text model reads the
-same word list (``classifier.py`` passes it on), so a request is split into words once.
+``scan`` does the window's one lower-casing and word split (``scanning.split_window``); the
+learned text model reads the same word list (``classifier.py`` passes it on), so a request is
+split into words once.
 """
 
 from __future__ import annotations
@@ -47,12 +49,12 @@ import math
 import re
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import NamedTuple
 
 from gateway.classify import vocabulary as v
+from gateway.classify.scanning import Scan, Text, split_window, text_of
 
-_PUNCT = b"()[]{}<>.,;:=+-*/\\\"'`_#!?&|%$@^~"
-_TO_SPACE = bytes.maketrans(_PUNCT, b" " * len(_PUNCT))
+__all__ = ["FEATURE_NAMES", "FeatureConfig", "Features", "Scan", "Text", "scan", "text_of"]
+
 # Deleting every other byte leaves the code symbols: one C pass counts them all.
 _NOT_CODE_SYMBOLS = bytes(b for b in range(256) if b not in b"{}();=<>[]")
 # Regexes that start with a literal, so the scan jumps between candidates in C.
@@ -113,24 +115,6 @@ FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Features))
 _FEATURE_VALUES = attrgetter(*FEATURE_NAMES)
 
 
-class Text(NamedTuple):
-    """One text as the features read it."""
-
-    text: str
-    lower: str
-    raw: bytes  # ``lower`` as UTF-8
-    words: frozenset[bytes]
-    n_words: int
-    order: list[bytes]  # the words in order (``text_terms.words`` of ``text``)
-
-
-class Scan(NamedTuple):
-    """What the features read of an ask (``scan``)."""
-
-    whole: Text  # the scanned window: material and instruction
-    instruction: Text  # its short first and last paragraphs, code blocks removed
-
-
 def extract_features(
     ask: str,
     *,
@@ -165,7 +149,7 @@ def scanned_features(
         math=_math(window),
         multistep=_multistep(window),
         constraints=_constraints(window),
-        reasoning=_cap(0.15 * len(window.instruction.words & v.REASONING)),
+        reasoning=_cap(0.15 * len(window.instruction.cues & v.REASONING)),
         simple=_simple(window),
         output=_output(max_tokens, config),
         depth=_cap((max(user_turns, 1) - 1) / config.depth_full_turns),
@@ -176,29 +160,7 @@ def scan(ask: str, config: FeatureConfig = FeatureConfig()) -> Scan:
     """The window of ``ask`` that the features read (the module docstring), split once."""
     head, tail = config.scan_head_chars, config.scan_tail_chars
     text = ask if len(ask) <= head + tail else ask[:head] + "\n" + ask[len(ask) - tail :]
-    whole = text_of(text)
-    instruction = _instruction(text, config.instruction_chars)
-    return Scan(whole, whole if instruction == text else text_of(instruction))
-
-
-def text_of(text: str) -> Text:
-    """``text`` lower-cased and split into words."""
-    lower = text.lower()
-    raw = lower.encode("utf-8", "surrogatepass")
-    words = raw.translate(_TO_SPACE).split()
-    return Text(text, lower, raw, frozenset(words), len(words), words)
-
-
-def _instruction(text: str, limit: int) -> str:
-    """The part of a message that asks, without the material it quotes."""
-    if "```" in text:
-        text = "\n".join(text.split("```")[0::2])
-    if "\n\n" not in text:
-        return text
-    paragraphs = text.split("\n\n")
-    # Long paragraphs are pasted material (documents, logs); short ones carry the request.
-    keep = [part for part in paragraphs if len(part) <= limit]
-    return "\n".join(keep) if keep else paragraphs[0][:limit]
+    return split_window(text, config.instruction_chars)
 
 
 def _cap(points: float) -> float:
@@ -245,7 +207,7 @@ def _math(window: Scan) -> float:
 
 def _multistep(window: Scan) -> float:
     w = window.instruction
-    words = w.words
+    words = w.cues
     points = 0.5 if b"step" in words and "step by step" in w.lower.replace("-", " ") else 0.0
     if b"walk" in words and b"through" in words:
         points += 0.3
@@ -259,9 +221,9 @@ def _multistep(window: Scan) -> float:
 
 def _constraints(window: Scan) -> float:
     w = window.instruction
-    points = 0.15 * len(w.words & v.CONSTRAINT_WORDS)
+    points = 0.15 * len(w.cues & v.CONSTRAINT_WORDS)
     phrases = sum(
-        1 for gate, phrase in v.CONSTRAINT_PHRASES if gate in w.words and phrase in w.lower
+        1 for gate, phrase in v.CONSTRAINT_PHRASES if gate in w.cues and phrase in w.lower
     )
     bullets = len(_BULLET_LINE.findall(w.text))
     return _cap(points + 0.15 * phrases + min(0.5, 0.1 * bullets))
@@ -269,6 +231,6 @@ def _constraints(window: Scan) -> float:
 
 def _simple(window: Scan) -> float:
     w = window.instruction
-    cues = len(w.words & v.SIMPLE_WORDS)
-    cues += sum(1 for gate, phrase in v.SIMPLE_PHRASES if gate in w.words and phrase in w.lower)
+    cues = len(w.cues & v.SIMPLE_WORDS)
+    cues += sum(1 for gate, phrase in v.SIMPLE_PHRASES if gate in w.cues and phrase in w.lower)
     return _cap(0.25 * cues)

@@ -278,8 +278,11 @@ class TextModel:
         rows.update(map(get, zip(order, order[1:]), repeat(-1)))  # noqa: B905, RUF007
         rows.discard(-1)
         # In row order: the same sums whatever the order of the set (the hash seed).
-        found = np.sort(np.fromiter(rows, np.intp, len(rows)))
-        sums: list[float] = self._columns[found].sum(axis=0).tolist()
+        found = np.fromiter(rows, np.intp, len(rows))
+        found.sort()
+        # take and add.reduce: the same rows summed the same way as indexing and sum, in
+        # two thirds of the instructions (numpy's dispatch is most of the cost at 64 rows).
+        sums: list[float] = np.add.reduce(self._columns.take(found, axis=0)).tolist()
         return sums
 
     def to_json(self) -> dict[str, Any]:
