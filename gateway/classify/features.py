@@ -61,10 +61,19 @@ _NOT_CODE_SYMBOLS = bytes(b for b in range(256) if b not in b"{}();=<>[]")
 _LATEX = re.compile(r"\\[a-zA-Z]{2,}")
 _EQUALS_NUMBER = re.compile(r"=\s*[-(]?\s*\d")
 _POWER = re.compile(r"\^\s*[-({]?\d")
-# One scan for all the line starts of a list: each starts with its only newline, so two
-# matches never overlap and their number is the sum of each start's ``str.count``.
-_NUMBERED_LINE = re.compile("|".join(map(re.escape, v.NUMBERED_LINE_STARTS)))
-_BULLET_LINE = re.compile("|".join(map(re.escape, v.BULLET_LINE_STARTS)))
+# One scan for the line starts of both lists, numbered ones in the group: each starts with
+# its only newline, so two matches never overlap and each kind's number is the sum of its
+# starts' ``str.count``. The newline leads outside the group, so the scan jumps between
+# newlines in C (a group in front hides it: about twenty times the instructions).
+_LIST_LINE = re.compile(
+    "\n(?:("
+    + "|".join(re.escape(start.removeprefix("\n")) for start in v.NUMBERED_LINE_STARTS)
+    + ")|"
+    + "|".join(re.escape(start.removeprefix("\n")) for start in v.BULLET_LINE_STARTS)
+    + ")"
+)
+# The gate words of the stack-trace markers: most windows have none.
+_TRACE_GATES = frozenset(gate for gate, _ in v.TRACE_MARKERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +151,15 @@ def scanned_features(
     config: FeatureConfig = FeatureConfig(),
 ) -> Features:
     """``extract_features`` of the ask that ``window`` scanned (with the same ``config``)."""
+    lines = _LIST_LINE.findall(window.instruction.text)  # numbered: the group, else ""
+    numbered = len(lines) - lines.count("")
     return Features(
         length=_log_scale(prompt_tokens, 0, config.length_full_tokens),
         ask=_log_scale(window.instruction.n_words, 0, config.ask_full_words),
         code=_code(window),
         math=_math(window),
-        multistep=_multistep(window),
-        constraints=_constraints(window),
+        multistep=_multistep(window, numbered),
+        constraints=_constraints(window, len(lines) - numbered),
         reasoning=_cap(0.15 * len(window.instruction.cues & v.REASONING)),
         simple=_simple(window),
         output=_output(max_tokens, config),
@@ -183,7 +194,8 @@ def _output(max_tokens: int | None, config: FeatureConfig) -> float:
 def _code(window: Scan) -> float:
     w = window.whole
     points = 0.5 if "```" in w.text else 0.0
-    if any(gate in w.words and marker in w.lower for gate, marker in v.TRACE_MARKERS):
+    gates = w.words & _TRACE_GATES
+    if gates and any(gate in gates and marker in w.lower for gate, marker in v.TRACE_MARKERS):
         points += 0.5
     points += 0.12 * len(w.words & v.CODE_KEYWORDS) + 0.08 * len(w.words & v.CODE_TERMS)
     symbols = len(w.raw.translate(None, _NOT_CODE_SYMBOLS))
@@ -205,7 +217,7 @@ def _math(window: Scan) -> float:
     return _cap(points + 0.2 * len(w.words & v.MATH_WORDS))
 
 
-def _multistep(window: Scan) -> float:
+def _multistep(window: Scan, numbered: int) -> float:
     w = window.instruction
     words = w.cues
     points = 0.5 if b"step" in words and "step by step" in w.lower.replace("-", " ") else 0.0
@@ -214,18 +226,16 @@ def _multistep(window: Scan) -> float:
     if b"first" in words and b"then" in words:
         points += 0.3
     points += 0.15 * len(words & v.SEQUENCE_WORDS)
-    numbered = len(_NUMBERED_LINE.findall(w.text))
     points += min(0.5, 0.1 * numbered) + 0.15 * max(0, w.text.count("?") - 1)
     return _cap(points)
 
 
-def _constraints(window: Scan) -> float:
+def _constraints(window: Scan, bullets: int) -> float:
     w = window.instruction
     points = 0.15 * len(w.cues & v.CONSTRAINT_WORDS)
     phrases = sum(
         1 for gate, phrase in v.CONSTRAINT_PHRASES if gate in w.cues and phrase in w.lower
     )
-    bullets = len(_BULLET_LINE.findall(w.text))
     return _cap(points + 0.15 * phrases + min(0.5, 0.1 * bullets))
 
 
