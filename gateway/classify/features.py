@@ -51,9 +51,7 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 
 from gateway.classify import vocabulary as v
-from gateway.classify.scanning import Scan, Text, split_window, text_of
-
-__all__ = ["FEATURE_NAMES", "FeatureConfig", "Features", "Scan", "Text", "scan", "text_of"]
+from gateway.classify.scanning import Scan, split_window
 
 # Deleting every other byte leaves the code symbols: one C pass counts them all.
 _NOT_CODE_SYMBOLS = bytes(b for b in range(256) if b not in b"{}();=<>[]")

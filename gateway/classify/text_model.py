@@ -58,7 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.classify.difficulty import Difficulty
-from gateway.classify.features import FEATURE_NAMES, Features, Text, text_of
+from gateway.classify.features import FEATURE_NAMES, Features
 from gateway.classify.model import (
     QUANTILE_POINTS,
     Success,
@@ -68,6 +68,7 @@ from gateway.classify.model import (
     rank,
 )
 from gateway.classify.prompt_format import FORMATS, Format, prompt_format
+from gateway.classify.scanning import Text, text_of
 from gateway.classify.text_terms import term_key, window
 
 Weights = npt.NDArray[np.float64]
