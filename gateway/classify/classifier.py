@@ -18,13 +18,13 @@ from gateway.classify.estimate import EstimateCounter
 from gateway.classify.features import (
     FeatureConfig,
     Features,
-    Scan,
     extract_features,
     scan,
     scanned_features,
 )
 from gateway.classify.length import LengthClass, LengthThresholds, length_class
 from gateway.classify.model import DifficultyModel, Vector
+from gateway.classify.scanning import Scan
 from gateway.classify.text_model import TextModel
 from gateway.classify.text_terms import same_window
 from gateway.classify.tokens import TokenCounter, count_prompt

@@ -138,7 +138,7 @@ def _long_counts(raw: bytes) -> TextCounts:
     """``text_counts`` of the UTF-8 bytes ``raw`` (not empty), counted with numpy."""
     codes = np.frombuffer(raw.translate(_CODES), np.uint8)
     blank = codes >= _BLANK
-    non_ascii = int(np.count_nonzero(codes == _NON_ASCII))
+    non_ascii = 0 if raw.isascii() else int(np.count_nonzero(codes == _NON_ASCII))
     return TextCounts(
         visible=len(raw) - int(np.count_nonzero(blank)) - non_ascii,
         # A word starts after a blank, or at the start.

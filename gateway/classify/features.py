@@ -4,8 +4,9 @@ Algorithm: take the last user message (the ask) and keep a window of its first
 ``scan_head_chars`` and last ``scan_tail_chars`` characters (a pasted document in the middle
 adds cost, not signal). Split out the instruction: the window without fenced code blocks,
 keeping only its paragraphs (blank-line separated) of at most ``instruction_chars``
-characters; longer paragraphs are quoted material (documents, logs). Both
-texts are lower-cased and split into sets of ASCII words (punctuation becomes spaces).
+characters; longer paragraphs are quoted material (documents, logs). Both texts are
+lower-cased and split into ASCII words (punctuation becomes spaces), in one split of the
+window (``scanning.py``); of the instruction's words only the cue words are kept.
 
 Content features read the whole window, since quoted code or formulas say what the task is
 about; request features read only the instruction, since "must" or "1." inside a pasted
@@ -37,8 +38,9 @@ and request-shape features:
 - ``depth``: (user turns - 1) / ``depth_full_turns``.
 
 The cue words are in ``vocabulary.py``. Cost is bounded by the window: 40-90 us per request.
-``scan`` does the window's one lower-casing and word split; the learned text model reads the
-same word list (``classifier.py`` passes it on), so a request is split into words once.
+``scan`` does the window's one lower-casing and word split (``scanning.split_window``); the
+learned text model reads the same word list (``classifier.py`` passes it on), so a request is
+split into words once.
 """
 
 from __future__ import annotations
@@ -47,22 +49,29 @@ import math
 import re
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import NamedTuple
 
 from gateway.classify import vocabulary as v
+from gateway.classify.scanning import Scan, split_window
 
-_PUNCT = b"()[]{}<>.,;:=+-*/\\\"'`_#!?&|%$@^~"
-_TO_SPACE = bytes.maketrans(_PUNCT, b" " * len(_PUNCT))
 # Deleting every other byte leaves the code symbols: one C pass counts them all.
 _NOT_CODE_SYMBOLS = bytes(b for b in range(256) if b not in b"{}();=<>[]")
 # Regexes that start with a literal, so the scan jumps between candidates in C.
 _LATEX = re.compile(r"\\[a-zA-Z]{2,}")
 _EQUALS_NUMBER = re.compile(r"=\s*[-(]?\s*\d")
 _POWER = re.compile(r"\^\s*[-({]?\d")
-# One scan for all the line starts of a list: each starts with its only newline, so two
-# matches never overlap and their number is the sum of each start's ``str.count``.
-_NUMBERED_LINE = re.compile("|".join(map(re.escape, v.NUMBERED_LINE_STARTS)))
-_BULLET_LINE = re.compile("|".join(map(re.escape, v.BULLET_LINE_STARTS)))
+# One scan for the line starts of both lists, numbered ones in the group: each starts with
+# its only newline, so two matches never overlap and each kind's number is the sum of its
+# starts' ``str.count``. The newline leads outside the group, so the scan jumps between
+# newlines in C (a group in front hides it: about twenty times the instructions).
+_LIST_LINE = re.compile(
+    "\n(?:("
+    + "|".join(re.escape(start.removeprefix("\n")) for start in v.NUMBERED_LINE_STARTS)
+    + ")|"
+    + "|".join(re.escape(start.removeprefix("\n")) for start in v.BULLET_LINE_STARTS)
+    + ")"
+)
+# The gate words of the stack-trace markers: most windows have none.
+_TRACE_GATES = frozenset(gate for gate, _ in v.TRACE_MARKERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,24 +122,6 @@ FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Features))
 _FEATURE_VALUES = attrgetter(*FEATURE_NAMES)
 
 
-class Text(NamedTuple):
-    """One text as the features read it."""
-
-    text: str
-    lower: str
-    raw: bytes  # ``lower`` as UTF-8
-    words: frozenset[bytes]
-    n_words: int
-    order: list[bytes]  # the words in order (``text_terms.words`` of ``text``)
-
-
-class Scan(NamedTuple):
-    """What the features read of an ask (``scan``)."""
-
-    whole: Text  # the scanned window: material and instruction
-    instruction: Text  # its short first and last paragraphs, code blocks removed
-
-
 def extract_features(
     ask: str,
     *,
@@ -158,14 +149,16 @@ def scanned_features(
     config: FeatureConfig = FeatureConfig(),
 ) -> Features:
     """``extract_features`` of the ask that ``window`` scanned (with the same ``config``)."""
+    lines = _LIST_LINE.findall(window.instruction.text)  # numbered: the group, else ""
+    numbered = len(lines) - lines.count("")
     return Features(
         length=_log_scale(prompt_tokens, 0, config.length_full_tokens),
         ask=_log_scale(window.instruction.n_words, 0, config.ask_full_words),
         code=_code(window),
         math=_math(window),
-        multistep=_multistep(window),
-        constraints=_constraints(window),
-        reasoning=_cap(0.15 * len(window.instruction.words & v.REASONING)),
+        multistep=_multistep(window, numbered),
+        constraints=_constraints(window, len(lines) - numbered),
+        reasoning=_cap(0.15 * len(window.instruction.cues & v.REASONING)),
         simple=_simple(window),
         output=_output(max_tokens, config),
         depth=_cap((max(user_turns, 1) - 1) / config.depth_full_turns),
@@ -176,29 +169,7 @@ def scan(ask: str, config: FeatureConfig = FeatureConfig()) -> Scan:
     """The window of ``ask`` that the features read (the module docstring), split once."""
     head, tail = config.scan_head_chars, config.scan_tail_chars
     text = ask if len(ask) <= head + tail else ask[:head] + "\n" + ask[len(ask) - tail :]
-    whole = text_of(text)
-    instruction = _instruction(text, config.instruction_chars)
-    return Scan(whole, whole if instruction == text else text_of(instruction))
-
-
-def text_of(text: str) -> Text:
-    """``text`` lower-cased and split into words."""
-    lower = text.lower()
-    raw = lower.encode("utf-8", "surrogatepass")
-    words = raw.translate(_TO_SPACE).split()
-    return Text(text, lower, raw, frozenset(words), len(words), words)
-
-
-def _instruction(text: str, limit: int) -> str:
-    """The part of a message that asks, without the material it quotes."""
-    if "```" in text:
-        text = "\n".join(text.split("```")[0::2])
-    if "\n\n" not in text:
-        return text
-    paragraphs = text.split("\n\n")
-    # Long paragraphs are pasted material (documents, logs); short ones carry the request.
-    keep = [part for part in paragraphs if len(part) <= limit]
-    return "\n".join(keep) if keep else paragraphs[0][:limit]
+    return split_window(text, config.instruction_chars)
 
 
 def _cap(points: float) -> float:
@@ -221,7 +192,8 @@ def _output(max_tokens: int | None, config: FeatureConfig) -> float:
 def _code(window: Scan) -> float:
     w = window.whole
     points = 0.5 if "```" in w.text else 0.0
-    if any(gate in w.words and marker in w.lower for gate, marker in v.TRACE_MARKERS):
+    gates = w.words & _TRACE_GATES
+    if gates and any(gate in gates and marker in w.lower for gate, marker in v.TRACE_MARKERS):
         points += 0.5
     points += 0.12 * len(w.words & v.CODE_KEYWORDS) + 0.08 * len(w.words & v.CODE_TERMS)
     symbols = len(w.raw.translate(None, _NOT_CODE_SYMBOLS))
@@ -243,32 +215,30 @@ def _math(window: Scan) -> float:
     return _cap(points + 0.2 * len(w.words & v.MATH_WORDS))
 
 
-def _multistep(window: Scan) -> float:
+def _multistep(window: Scan, numbered: int) -> float:
     w = window.instruction
-    words = w.words
+    words = w.cues
     points = 0.5 if b"step" in words and "step by step" in w.lower.replace("-", " ") else 0.0
     if b"walk" in words and b"through" in words:
         points += 0.3
     if b"first" in words and b"then" in words:
         points += 0.3
     points += 0.15 * len(words & v.SEQUENCE_WORDS)
-    numbered = len(_NUMBERED_LINE.findall(w.text))
     points += min(0.5, 0.1 * numbered) + 0.15 * max(0, w.text.count("?") - 1)
     return _cap(points)
 
 
-def _constraints(window: Scan) -> float:
+def _constraints(window: Scan, bullets: int) -> float:
     w = window.instruction
-    points = 0.15 * len(w.words & v.CONSTRAINT_WORDS)
+    points = 0.15 * len(w.cues & v.CONSTRAINT_WORDS)
     phrases = sum(
-        1 for gate, phrase in v.CONSTRAINT_PHRASES if gate in w.words and phrase in w.lower
+        1 for gate, phrase in v.CONSTRAINT_PHRASES if gate in w.cues and phrase in w.lower
     )
-    bullets = len(_BULLET_LINE.findall(w.text))
     return _cap(points + 0.15 * phrases + min(0.5, 0.1 * bullets))
 
 
 def _simple(window: Scan) -> float:
     w = window.instruction
-    cues = len(w.words & v.SIMPLE_WORDS)
-    cues += sum(1 for gate, phrase in v.SIMPLE_PHRASES if gate in w.words and phrase in w.lower)
+    cues = len(w.cues & v.SIMPLE_WORDS)
+    cues += sum(1 for gate, phrase in v.SIMPLE_PHRASES if gate in w.cues and phrase in w.lower)
     return _cap(0.25 * cues)

@@ -58,7 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.classify.difficulty import Difficulty
-from gateway.classify.features import FEATURE_NAMES, Features, Text, text_of
+from gateway.classify.features import FEATURE_NAMES, Features
 from gateway.classify.model import (
     QUANTILE_POINTS,
     Success,
@@ -68,6 +68,7 @@ from gateway.classify.model import (
     rank,
 )
 from gateway.classify.prompt_format import FORMATS, Format, prompt_format
+from gateway.classify.scanning import Text, text_of
 from gateway.classify.text_terms import term_key, window
 
 Weights = npt.NDArray[np.float64]
@@ -174,7 +175,8 @@ class TextModel:
     distilled: Outcomes | None = None  # the embedding part's imitation from words
     embedding: EmbeddingPart | None = None
     about: str = ""  # what it was fitted on
-    _index: dict[bytes | tuple[bytes, bytes], int] = field(init=False, repr=False)
+    _words: dict[bytes, int] = field(init=False, repr=False)  # a word term's row
+    _pairs: dict[tuple[bytes, bytes], int] = field(init=False, repr=False)  # a pair's row
     _linear: dict[Format, _Linear] = field(init=False, repr=False)
     _distilled: _Linear | None = field(init=False, repr=False)
     _columns: Weights = field(init=False, repr=False)  # (terms, 2 per part)
@@ -194,7 +196,10 @@ class TextModel:
             raise ValueError("the vocabulary repeats a term")
         _check_quantiles("quantiles", self.quantiles)
         _check_quantiles("heuristic_quantiles", self.heuristic_quantiles)
-        object.__setattr__(self, "_index", index)
+        # Words and pairs apart: a pair's lookup probes a smaller table.
+        object.__setattr__(self, "_words", {k: i for k, i in index.items() if isinstance(k, bytes)})
+        pairs = {k: i for k, i in index.items() if isinstance(k, tuple)}
+        object.__setattr__(self, "_pairs", pairs)
         linear = {name: _linear(self.formats[name]) for name in FORMATS}
         object.__setattr__(self, "_linear", linear)
         distilled = None if self.distilled is None else _linear(self.distilled)
@@ -272,14 +277,16 @@ class TextModel:
     def _term_sums(self, distinct: frozenset[bytes], order: list[bytes]) -> list[float]:
         """Each column's sum over the vocabulary terms among the words (``distinct``: each
         once; ``order``: as they come) and their adjacent pairs, each term once."""
-        get = self._index.get
-        rows = set(map(get, distinct, repeat(-1)))
+        rows = set(map(self._words.get, distinct, repeat(-1)))
         # zip, unlike pairwise in 3.11, reuses its result tuple: no allocation per pair.
-        rows.update(map(get, zip(order, order[1:]), repeat(-1)))  # noqa: B905, RUF007
+        rows.update(map(self._pairs.get, zip(order, order[1:]), repeat(-1)))  # noqa: B905, RUF007
         rows.discard(-1)
         # In row order: the same sums whatever the order of the set (the hash seed).
-        found = np.sort(np.fromiter(rows, np.intp, len(rows)))
-        sums: list[float] = self._columns[found].sum(axis=0).tolist()
+        found = np.fromiter(rows, np.intp, len(rows))
+        found.sort()
+        # take and add.reduce: the same rows summed the same way as indexing and sum, in
+        # two thirds of the instructions (numpy's dispatch is most of the cost at 64 rows).
+        sums: list[float] = np.add.reduce(self._columns.take(found, axis=0)).tolist()
         return sums
 
     def to_json(self) -> dict[str, Any]:

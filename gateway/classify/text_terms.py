@@ -35,7 +35,7 @@ def window(ask: str, config: FeatureConfig = _DEFAULT) -> str:
 
 def same_window(config: FeatureConfig) -> bool:
     """Whether features read with ``config`` scan the window that the text model reads (the
-    default one), so that their word split (``features.Scan``) is the model's ``words``."""
+    default one), so that their word split (``scanning.Scan``) is the model's ``words``."""
     return (config.scan_head_chars, config.scan_tail_chars) == (
         _DEFAULT.scan_head_chars,
         _DEFAULT.scan_tail_chars,

@@ -98,3 +98,14 @@ SIMPLE_PHRASES: tuple[tuple[bytes, str], ...] = (
     (b"what", "what's"),
     (b"how", "how do i"),
 )
+
+# Every word the request features look up in the instruction (``features.py``): the
+# instruction keeps only these of its words (``scanning.Instruction.cues``).
+INSTRUCTION_CUES = (
+    REASONING
+    | SEQUENCE_WORDS
+    | CONSTRAINT_WORDS
+    | SIMPLE_WORDS
+    | frozenset((b"step", b"walk", b"through", b"first", b"then"))
+    | frozenset(gate for gate, _ in CONSTRAINT_PHRASES + SIMPLE_PHRASES)
+)

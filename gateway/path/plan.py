@@ -53,6 +53,8 @@ def plan_pool(ctx: RequestContext) -> Plan:
         return evolve(plan, length=length_class(rough, ctx.policy.classify.length).value)
     if not owns_context_check(ctx, plan.pool):
         require_fit(ctx, plan.pool, classes.prompt_tokens, estimated=not classes.tokens_exact)
+    if route.auto:  # the auto plan carries the classes already
+        return plan
     return evolve(plan, length=classes.length.value, prompt_tokens=classes.prompt_tokens)
 
 
@@ -100,20 +102,27 @@ def _auto_plan(ctx: RequestContext, classes: Classification | None) -> Plan:
         )
         rule = first_match(rules, facts)
     split, score = policy.auto_split, classes.difficulty.score
+    # The plan carries the length class and the token count (``plan_pool`` adds nothing).
+    length, tokens = classes.length.value, classes.prompt_tokens
     if rule is None and split is not None:
         large = split.pool(score) == split.large
         return Plan(
             policy.pools[split.pool(score)],
             f"{split.reason(score)};{classes.reason()}",
+            length,
+            tokens,
             difficulty_margin=score - split.threshold if large else None,
         )
     if rule is None:
-        return Plan(policy.pools[policy.default_pool], f"auto:default;{classes.reason()}")
+        reason = f"auto:default;{classes.reason()}"
+        return Plan(policy.pools[policy.default_pool], reason, length, tokens)
     bound = rule.when.difficulty_at_least
     margin = None if bound is None else classes.difficulty.score - bound
     return Plan(
         policy.pools[rule.pool],
         f"rule:{rule.name};{classes.reason()}",
+        length,
+        tokens,
         difficulty_margin=margin,
     )
 

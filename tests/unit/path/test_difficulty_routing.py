@@ -14,7 +14,7 @@ from gateway.classify.text_model import TextModel, load_text_model, write_model
 from gateway.classify.vector_use import VectorUse
 from gateway.embedding import Vectors
 from gateway.openai.request import ParsedRequest
-from gateway.path.context import RequestContext
+from gateway.path.context import RequestContext, classify
 from gateway.path.plan import plan_pool
 from gateway.policy import PolicyError, load_policy_text
 from gateway.policy.compile import CompiledPolicy
@@ -224,3 +224,30 @@ def test_the_knn_vote_asks_for_the_learned_model_off() -> None:
     assert "classify.model.enabled: false" in info.value.render()
     policy = load_policy_text(TWO_POOLS + knn % ", model: {enabled: false}")
     assert policy.classify.model is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "model", "reason", "counted"),
+    [
+        ("", "auto", "auto:", True),  # the difficulty split
+        (
+            "  rules:\n    - {name: all, pool: large, when: {length: [short]}}\n",
+            "auto",
+            "rule:all",
+            True,
+        ),
+        ("classify: {model: {enabled: false}}\n", "auto", "auto:", True),
+        ("", "fixed", "model:fixed", False),  # no pool limits a context: nothing counted
+    ],
+)
+def test_the_plan_carries_the_length_class_and_token_count(
+    extra: str, model: str, reason: str, counted: bool
+) -> None:
+    policy = load_policy_text(TWO_POOLS + extra)
+    body = {"model": model, "messages": [{"role": "user", "content": HARD}]}
+    ctx = RequestContext("r", 0.0, ParsedRequest("chat", model, False, body), policy, {})
+    plan = plan_pool(ctx)
+    classes = classify(ctx)
+    assert plan.reason.startswith(reason)
+    assert plan.length == classes.length.value
+    assert plan.prompt_tokens == (classes.prompt_tokens if counted else None)
