@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from gateway.backends.breaker import BreakerSettings, CircuitBreaker
-from gateway.backends.state import BackendState, Health, HostShare
+from gateway.backends.seams import HostShare
+from gateway.backends.state import BackendState, Health
 from gateway.backends.ttft import TtftModel
 from gateway.policy.compile import CompiledPolicy
 

@@ -61,21 +61,19 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
 from gateway.backends.scrape import Load, scrapes
+from gateway.backends.seams import HostShare, Movable
 from gateway.backends.token_count import TokenCount
 from gateway.backends.ttft import TtftFeatures, TtftModel
 from gateway.policy.compile import BackendSpec
 
 BATCH_CONFIRM_READS = 2  # reads of a full batch at one size before that size is known
 PROBE_MIN = 8  # in flight on a replica whose metrics showed no limit yet, at least
-# Beyond a batch size seen in one read (not yet confirmed), this share more may go (at least
-# one): a busy engine's reads catch requests that arrived since its last step as waiting,
-# and a cap of one beyond what ran kept a 256-slot engine that was seen at 133 running and
-# 34 waiting (a 200-user step) there for the rest of the step: the one beyond always read
-# as waiting, so it never showed more running. Four-slot engines still get one.
+# Beyond a batch size seen in one read, not yet confirmed, this share more (at least one): a
+# busy engine's reads show requests that arrived since its last step as waiting, and a cap of
+# one beyond kept such an engine at a moment's sighting (development notes, the ramp).
 SIGHTING_PROBE = 0.25
 PROBE_FACTOR = 2.0  # ... and up to this many times the most it was seen taking
 PROBE_WAIT_S = 1.0  # while it shows room: the most a probe's excess may wait inside it
@@ -86,29 +84,6 @@ SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of
 # engine's metrics this long after: its abort takes the engine a step, its gauges a report.
 ABORT_SHOWS_S = 1.0
 LATE = (2.0, 0.1)  # a first token is late past 2x its calibrated prediction + 0.1 s
-
-
-class Movable(Protocol):
-    """A request sent here that has no first token yet, and can still be taken back (with
-    how many of ours wait ahead of it in the engine's queue)."""
-
-    def take_back(self, ahead: int) -> None: ...
-
-
-class HostShare(Protocol):
-    """This backend as the host's other workers have it (``gateway/host/shares.py``)."""
-
-    def publish(self, inflight: int, pending: int, pending_tokens: float) -> None: ...
-
-    def inflight(self) -> float: ...
-
-    def pending(self) -> float: ...
-
-    def pending_tokens(self) -> float: ...
-
-    def publish_dropped(self, dropped: int, until: float) -> None: ...
-
-    def dropped(self, now: float) -> float: ...
 
 
 class Health(StrEnum):

@@ -27,7 +27,7 @@ HEAD_PRIORITY, HEAD_DEADLINE = 6, 7  # its queue's most urgent waiter, while QUE
 
 
 class BackendShare:
-    """One backend's cells (``backends.state.HostShare``)."""
+    """One backend's cells (``backends.seams.HostShare``)."""
 
     __slots__ = ("_board", "_slot")
 
