@@ -10,6 +10,7 @@ from gateway.classify.classifier import (
     ClassifyConfig,
     classify_chat,
     classify_completion,
+    count_tokens,
     request_features,
     with_model,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "classify_chat",
     "classify_completion",
     "count_prompt",
+    "count_tokens",
     "estimate_tokens",
     "extract_features",
     "length_class",

@@ -93,6 +93,16 @@ def classify_chat(
     return _classification(tokens, counter.exact, features, config, shape.ask, window, vector)
 
 
+def count_tokens(
+    messages: Sequence[Message] | None, prompt: object = None, counter: TokenCounter = _ESTIMATE
+) -> tuple[int, bool]:
+    """The prompt tokens ``classify_chat`` (``messages``) or ``classify_completion``
+    (``prompt``) count, and whether exactly, without the features and the score: all that a
+    request for a named model needs (its context check)."""
+    tokens = count_prompt(counter, prompt) if messages is None else counter.count_messages(messages)
+    return tokens, counter.exact
+
+
 def classify_completion(
     prompt: object,
     *,

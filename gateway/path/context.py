@@ -9,7 +9,7 @@ half its cost (the stages make several copies per request)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -20,13 +20,14 @@ from gateway.classify import (
     check_context,
     classify_chat,
     classify_completion,
+    count_tokens,
     requested_max_tokens,
     with_model,
 )
 from gateway.classify.knn import blend_vote
 from gateway.embedding import Vectors
 from gateway.errors import InvalidRequest
-from gateway.openai.messages import responses_messages
+from gateway.openai.messages import Message, responses_messages
 from gateway.openai.request import ParsedRequest
 from gateway.policy.compile import CompiledPolicy, PoolSpec
 from gateway.tracing.marks import StageMarks
@@ -98,6 +99,19 @@ def fit(
     return check_context(prompt_tokens, max_tokens, limit, prompt_estimated=estimated)
 
 
+def counted(ctx: RequestContext) -> tuple[int, bool]:
+    """The prompt tokens ``classify`` counts, and whether exactly, without its difficulty."""
+    return count_tokens(*_asked(ctx))
+
+
+def _asked(ctx: RequestContext) -> tuple[Sequence[Message] | None, object]:
+    """The request's messages (chat, responses), else its prompt (embeddings: the input)."""
+    body, endpoint = ctx.request.body, ctx.request.endpoint
+    if endpoint in ("chat", "responses"):
+        return (body["messages"] if endpoint == "chat" else responses_messages(body)), None
+    return None, body.get("prompt", body.get("input"))
+
+
 def require_fit(
     ctx: RequestContext, pool: PoolSpec, prompt_tokens: int, *, estimated: bool = True
 ) -> None:
@@ -122,17 +136,14 @@ def owns_context_check(ctx: RequestContext, pool: PoolSpec) -> bool:
 
 
 def classify(ctx: RequestContext) -> Classification:
-    body = ctx.request.body
     config = ctx.policy.classify
-    max_tokens = requested_max_tokens(body)
-    endpoint = ctx.request.endpoint
-    if endpoint in ("chat", "responses"):
-        messages = body["messages"] if endpoint == "chat" else responses_messages(body)
+    max_tokens = requested_max_tokens(ctx.request.body)
+    messages, prompt = _asked(ctx)
+    if messages is not None:
         classes = classify_chat(
             messages, max_tokens=max_tokens, config=config, vector=ctx.query_vector
         )
     else:
-        prompt = body.get("prompt", body.get("input"))  # embeddings: the input
         classes = classify_completion(
             prompt, max_tokens=max_tokens, config=config, vector=ctx.query_vector
         )

@@ -29,6 +29,7 @@ from gateway.path.context import (
     Plan,
     RequestContext,
     classify,
+    counted,
     evolve,
     owns_context_check,
     require_fit,
@@ -44,18 +45,27 @@ async def plan_stage(flow: Flow, services: Services) -> Flow:
 
 def plan_pool(ctx: RequestContext) -> Plan:
     route = _route(ctx)
-    classes = classify(ctx) if route.auto or ctx.policy.checks_context else None
-    plan = _auto_plan(ctx, classes) if route.auto else _fixed_plan(ctx, route)
+    count: tuple[int, bool] | None = None
+    if route.auto:
+        classes = classify(ctx)
+        plan = _auto_plan(ctx, classes)  # it carries the length class and the token count
+        count = classes.prompt_tokens, classes.tokens_exact
+    else:
+        plan = _fixed_plan(ctx, route)
+        # A named model needs no difficulty: the count alone, for the context check.
+        count = counted(ctx) if ctx.policy.checks_context else None
     _require_route(ctx, plan.pool)
-    if classes is None:
+    lengths = ctx.policy.classify.length
+    if count is None:
         # Only a metrics label here: the admission estimate (four characters a token) will do.
         rough = int(prompt_chars(ctx.request.body) / 4)
-        return evolve(plan, length=length_class(rough, ctx.policy.classify.length).value)
+        return evolve(plan, length=length_class(rough, lengths).value)
+    tokens, exact = count
     if not owns_context_check(ctx, plan.pool):
-        require_fit(ctx, plan.pool, classes.prompt_tokens, estimated=not classes.tokens_exact)
-    if route.auto:  # the auto plan carries the classes already
+        require_fit(ctx, plan.pool, tokens, estimated=not exact)
+    if route.auto:
         return plan
-    return evolve(plan, length=classes.length.value, prompt_tokens=classes.prompt_tokens)
+    return evolve(plan, length=length_class(tokens, lengths).value, prompt_tokens=tokens)
 
 
 def _route(ctx: RequestContext) -> ModelRoute:

@@ -251,3 +251,29 @@ def test_the_plan_carries_the_length_class_and_token_count(
     assert plan.reason.startswith(reason)
     assert plan.length == classes.length.value
     assert plan.prompt_tokens == (classes.prompt_tokens if counted else None)
+
+
+# id -> (endpoint, body beyond the model) for a named model on a pool with a context limit
+NAMED: dict[str, tuple[str, dict[str, object]]] = {
+    "chat": ("chat", {"messages": [{"role": "user", "content": HARD}]}),
+    "completions": ("completions", {"prompt": HARD}),
+    "completions, a list of prompts": ("completions", {"prompt": [EASY, HARD]}),
+    "embeddings": ("embeddings", {"input": HARD}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("endpoint", "body"), NAMED.values(), ids=NAMED.keys())
+def test_a_named_model_is_counted_for_its_context_check_and_not_scored(
+    endpoint: str, body: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policy = load_policy_text(TWO_POOLS + "pools:\n  small: {max_context: 32768}\n")
+    request = ParsedRequest(endpoint, "fixed", False, {"model": "fixed", **body})
+    ctx = RequestContext("r", 0.0, request, policy, {})
+    classes = classify(ctx)
+
+    def scored(ctx: RequestContext) -> None:
+        raise AssertionError("a named model's plan scored its difficulty")
+
+    monkeypatch.setattr("gateway.path.plan.classify", scored)
+    plan = plan_pool(ctx)
+    assert (plan.prompt_tokens, plan.length) == (classes.prompt_tokens, classes.length.value)
