@@ -118,7 +118,7 @@ class CompiledPolicy:
     digest: str
     classify: ClassifyConfig
     rewrite: RewriteConfig
-    checks_context: bool  # some pool has max_context, so every request is classified
+    checks_context: bool  # some pool has max_context, so every request is counted
     auto_split: DifficultySplit | None = None  # route: auto by difficulty (routing.auto)
     keys: KeyRing = field(default_factory=KeyRing.empty)  # gateway API keys -> tenant names
     admin_keys: KeyRing = field(default_factory=KeyRing.empty)

@@ -10,7 +10,10 @@ with two pools and ``route: auto`` (no tier rules), scored four ways:
 - ``default + embedding``: the same with an embedding the cache stage already made (a fixed
   unit vector here; making one is ``loadtests.cache_cost``'s figure, and the request path's overhead
   in ``loadtests.overhead``);
-- ``embedding-only``: the format-1 model of issue 22 with that embedding.
+- ``embedding-only``: the format-1 model of issue 22 with that embedding;
+- ``named model (not scored)``: the same request for a model named in the policy (no
+  ``route: auto``) on a pool with a context limit: its tokens are counted for the context
+  check, and nothing is scored.
 
 The ways are sampled in turn, one call each, ``--calls`` rounds, each call right after
 ``sched_yield`` (see ``loadtests.routing_cost``'s ``_sample``), so that all four see the same load
@@ -33,6 +36,7 @@ import numpy as np
 import orjson
 
 from gateway.openai.parse import parse_request
+from gateway.openai.request import ParsedRequest
 from gateway.path.context import RequestContext
 from gateway.path.plan import plan_pool
 from gateway.policy import load_policy_text
@@ -42,14 +46,22 @@ from loadtests.routing_cost.cli import SPLIT_POLICY, _requests
 VECTOR = np.full(384, 384**-0.5, dtype=np.float32)  # the cache stage's embedding
 
 
-def ways() -> dict[str, tuple[str, np.ndarray | None]]:
-    """Each way of scoring: the policy text and the embedding the request carries."""
+def ways() -> dict[str, tuple[str, np.ndarray | None, str]]:
+    """Each way of scoring: the policy text, the embedding the request carries and the model
+    it asks for (``named``: a model on the small pool, counted for its context check only)."""
     old = resources.files("gateway.classify").joinpath("data/difficulty_model.json")
+    auto = "  auto: {route: auto}\n"
+    named = SPLIT_POLICY.replace(auto, auto + "  named: {pool: small}\n")
     return {
-        "heuristic": (SPLIT_POLICY + "classify: {model: {enabled: false}}\n", None),
-        "default": (SPLIT_POLICY, None),
-        "default + embedding": (SPLIT_POLICY, VECTOR),
-        "embedding-only": (SPLIT_POLICY + f"classify: {{model: {{weights: '{old}'}}}}\n", VECTOR),
+        "heuristic": (SPLIT_POLICY + "classify: {model: {enabled: false}}\n", None, "auto"),
+        "default": (SPLIT_POLICY, None, "auto"),
+        "default + embedding": (SPLIT_POLICY, VECTOR, "auto"),
+        "embedding-only": (
+            SPLIT_POLICY + f"classify: {{model: {{weights: '{old}'}}}}\n",
+            VECTOR,
+            "auto",
+        ),
+        "named model (not scored)": (named, None, "named"),
     }
 
 
@@ -70,23 +82,26 @@ def interleaved(
     return samples
 
 
+def _parsed(model: str, body: dict[str, object]) -> ParsedRequest:
+    return parse_request("chat", orjson.dumps({"model": model, **body}))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m loadtests.plan_stage", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--calls", type=int, default=3000)
     args = parser.parse_args(argv)
-    policies = {name: (load_policy_text(text), vector) for name, (text, vector) in ways().items()}
+    policies = {name: (load_policy_text(t), v, m) for name, (t, v, m) in ways().items()}
     print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores)")
     print(
         "| request | scored by | pool | wall p50 | wall p99 | CPU p50 | CPU p99 | p50 / heuristic |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for request, body in _requests().items():
-        raw = parse_request("chat", orjson.dumps({"model": "auto", **body}))
         contexts = {
-            name: RequestContext("bench", 0.0, raw, policy, {}, query_vector=vector)
-            for name, (policy, vector) in policies.items()
+            name: RequestContext("bench", 0.0, _parsed(model, body), policy, {}, query_vector=v)
+            for name, (policy, v, model) in policies.items()
         }
         samples = interleaved({n: partial(plan_pool, c) for n, c in contexts.items()}, args.calls)
         base = percentile(samples["heuristic"][0], 50) or 1.0
