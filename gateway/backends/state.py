@@ -24,13 +24,14 @@ How much a replica takes at once comes from evidence, never from a guess that re
   were that all its room, ``taken * (1 + PROBE_WAIT_S / hold)``, if more: a fast engine
   seen running 4 (20 ms a request) takes a step to 64 or 200 users at once;
 - a read showing requests waiting while the KV cache had room and it ran its most tells
-  its batch size (``batch_limited``): from then on it is sent that many at once, until a
-  read shows it running more with nothing waiting (that sighting was a moment: it is
-  probed again). It is a limit shown (``limit_shown``: a queue behind it is evidence,
-  and waits for its slots may refuse) once a second such read, far enough apart, confirms
-  it (``batch_known``): a 256-slot engine stepped from 64 to 200 users was once seen at
-  104 running, 5 waiting, and waits predicted behind 104 slots refused users whom the next
-  read would have let in;
+  its batch size (``batch_limited``): from then on it is sent that many at once (a quarter
+  more, ``SIGHTING_PROBE``, until a second read confirms it), until a read shows it running
+  more with nothing waiting (that sighting was a moment: it is probed again). It is a limit
+  shown (``limit_shown``: a queue behind it is evidence, and waits for its slots may refuse)
+  once a second such read, far enough apart and with the cap filled, confirms it
+  (``batch_known``), or once it is shared with others: a 256-slot engine stepped from 64 to
+  200 users was once seen at 104 running, 5 waiting, and waits predicted behind 104 slots
+  refused users whom the next read would have let in;
 - an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
 
 Its reported queue is believed while the report is fresh (``fresh_s``, two scrape

@@ -45,7 +45,7 @@ async def plan_stage(flow: Flow, services: Services) -> Flow:
 
 def plan_pool(ctx: RequestContext) -> Plan:
     route = _route(ctx)
-    count: tuple[int, bool] | None = None
+    count: tuple[int, bool] | None
     if route.auto:
         classes = classify(ctx)
         plan = _auto_plan(ctx, classes)  # it carries the length class and the token count
