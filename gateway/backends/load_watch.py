@@ -140,7 +140,7 @@ def fold_load(
     learn_batch(state, load, now, filled)
 
 
-def learn_batch(state: BackendState, load: Load, now: float, filled: bool = True) -> None:
+def learn_batch(state: BackendState, load: Load, now: float, filled: bool) -> None:
     """Count a read taken at ``now`` toward the engine's batch size
     (``BackendState.dispatch_cap``); ``filled``: the gateway had its cap's worth there."""
     if load.running > state.slots_seen:
