@@ -10,7 +10,8 @@ engine running the most it was ever seen running tells its batch size: from then
 gateway sends it no more than that at once (``BackendState.dispatch_cap``; a quarter more
 until a second such read, at least ``CONFIRM_GAP_S`` later, confirms the size:
 ``learn_batch``). A read confirms only while the gateway filled its cap there: with less
-sent, what waits in the engine is what arrived since its last step, not a limit.
+sent, what waits in the engine is what arrived since its last step, not a limit. A known
+size whose reads, the cap filled, show nothing waiting for ``RELEARN_S`` is probed again.
 Until then, a backend sent more than it was ever seen running
 (``BackendState.overflowing``) is read again every ``OVERFLOW_TICK_S``, so the first burst
 learns the batch within a tick, and one with room shows it as fast. One that other gateways
@@ -150,15 +151,18 @@ def learn_batch(state: BackendState, load: Load, now: float, filled: bool) -> No
         # (one more a read, as it was, took a 256-slot engine seen "full" at 81 to 85 in
         # two seconds while 200 users waited in the gateway). Still waiting: one beyond.
         state.slots_seen, state.batch_full_reads = load.running, 0
-        state.batch_read_at = -math.inf
+        state.batch_read_at, state.room_since = -math.inf, math.inf
         if load.waiting == 0:
             state.batch_limited = False
     # Waiting with KV room to spare while it ran its most: its batch size, not its memory,
     # holds them back.
     full = load.waiting > 0 and load.running >= max(1.0, state.slots_seen)
     if not full or load.kv_usage >= KV_ROOM:
+        if state.batch_known and filled and load.waiting == 0 and load.kv_usage < KV_ROOM:
+            # Kept full with none waiting: from ``RELEARN_S`` on, it is probed again.
+            state.room_since = min(state.room_since, now)
         return
-    state.batch_limited = True
+    state.batch_limited, state.room_since = True, math.inf
     # A long prompt's prefill can hold the others back for a few reads in a row: only reads
     # far enough apart count as two sightings. A busy engine's reads show requests that
     # arrived since its last step as waiting: only a read taken while the gateway held work

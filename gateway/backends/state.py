@@ -4,8 +4,7 @@ A backend keeps its state (in-flight count, health, circuit breaker) through a r
 as its name and URL are unchanged; anything else is a new backend and starts fresh: a listed
 one as routable before its first probe, a discovered one (``discover``) as unhealthy until a
 probe passes. A backend the new policy no longer has is dropped here; requests in flight on
-it keep its state through their lease and finish. A changed
-breaker setting gives the backend a fresh breaker.
+it keep its state through their lease and finish. A changed breaker setting gives a fresh one.
 
 How much a replica takes at once comes from evidence, never from a guess that refuses:
 
@@ -29,14 +28,15 @@ How much a replica takes at once comes from evidence, never from a guess that re
   more with nothing waiting (that sighting was a moment: it is probed again). It is a limit
   shown (``limit_shown``: a queue behind it is evidence, and waits for its slots may refuse)
   once a second such read, far enough apart and with the cap filled, confirms it
-  (``batch_known``), or once it is shared with others: a 256-slot engine stepped from 64 to
-  200 users was once seen at 104 running, 5 waiting, and waits predicted behind 104 slots
-  refused users whom the next read would have let in;
+  (``batch_known``), or once it is shared with others (a 256-slot engine stepped from 64
+  to 200 users was once seen at 104 running, 5 waiting, and waits behind 104 slots refused
+  users whom the next read let in). One kept full ``RELEARN_S`` with none waiting is probed
+  again (a quarter more): long prompts' prefills seen holding it back do not cap it for good;
 - an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
 
 Its reported queue is believed while the report is fresh (``fresh_s``, two scrape
 intervals): no queueing inside it is predicted while it reports none, and while it shows
-room a prediction for a request it can take now refuses nothing (``ttft_supported``): what
+room a prediction for a request it can take now refuses nothing (``ttft_prediction``): what
 keeps such a request from its first token is its own prefill or the gateway's own delay,
 which refusing others cannot shorten.
 
@@ -81,6 +81,9 @@ PROBE_WAIT_S = 1.0  # while it shows room: the most a probe's excess may wait in
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 HOLD_ALPHA = 0.1  # weight of one request in the mean time a request holds a slot there
 SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of it
+# A known batch kept full this long with nothing waiting behind it is probed again (a
+# quarter more): what a burst of long prompts showed may be less than it runs on short ones.
+RELEARN_S = 10.0
 # A request this gateway dropped (closed before the engine ended it) may still show in the
 # engine's metrics this long after: its abort takes the engine a step, its gauges a report.
 ABORT_SHOWS_S = 1.0
@@ -119,6 +122,7 @@ class BackendState:
     batch_limited: bool = False
     batch_full_reads: int = 0  # such reads of the size ``slots_seen``
     batch_read_at: float = -math.inf  # when the last of them was taken
+    room_since: float = math.inf  # since when reads of it known and filled showed none waiting
     pending_tokens: float = 0.0
     # The most in flight at a dispatch whose first token came in line with the prediction
     # (no queue inside the engine): room it has shown, where its metrics say nothing.
@@ -273,9 +277,6 @@ class BackendState:
         for a request that waits for a slot here first."""
         return self.ttft_model.upper(self._features(uncached_tokens, at_next_slot))
 
-    def ttft_supported(self, uncached_tokens: float, *, at_next_slot: bool = False) -> bool:
-        return self.ttft_prediction(uncached_tokens, at_next_slot=at_next_slot)[1]
-
     def ttft_prediction(
         self, uncached_tokens: float, *, at_next_slot: bool = False
     ) -> tuple[float, bool]:
@@ -321,11 +322,11 @@ class BackendState:
         if not scrapes(self.spec.engine) or not self.metrics_read:
             return hard
         if self.batch_limited and self.slots_seen >= 1:
-            # Until a second read confirms it, more may go: were the first read a moment
-            # (a prefill chunk, arrivals between two steps), a cap of exactly what ran would
-            # keep it from ever running more.
+            # Unconfirmed (or full with none waiting for RELEARN_S), more may go: a cap of
+            # exactly what ran would keep a moment's sighting from ever running more.
             seen = int(self.slots_seen)
-            probe = 0 if self.batch_known else max(1, math.ceil(SIGHTING_PROBE * seen))
+            known = self.batch_known and self.clock() - self.room_since < RELEARN_S
+            probe = 0 if known else max(1, math.ceil(SIGHTING_PROBE * seen))
             batch = seen + probe
             if self.shared:
                 # Half, and never more than the others left it by its fresh report: one

@@ -163,6 +163,38 @@ def test_a_batch_is_a_limit_shown_only_once_a_second_read_confirms_it(
     assert state.limit_shown is shown
 
 
+# The batch of 8 confirmed (as above: reads at 0, 1 and 2 s), then more reads (seconds after
+# the first, running, waiting, all of it this gateway's) -> its cap and whether it is a limit
+# shown. A known batch kept full with nothing waiting for RELEARN_S (10 s) is probed again: a
+# burst of long prompts' prefills may have shown less than it runs.
+RELEARN: dict[str, tuple[tuple[tuple[float, float, float], ...], tuple[int, bool]]] = {
+    "kept full, none waiting, for 9 s: its batch": (((3.0, 8, 0), (12.0, 8, 0)), (8, True)),
+    "for 10 s: a quarter more, still a limit shown": (((3.0, 8, 0), (13.0, 8, 0)), (10, True)),
+    "some waiting in between: the 10 s start again": (
+        ((3.0, 8, 0), (8.0, 8, 1), (13.0, 8, 0)), (8, True)),
+    "its cap not filled (6 sent): no evidence of room": (((3.0, 6, 0), (13.0, 6, 0)), (8, True)),
+    "probed again, it runs 10, none waiting: probed as one with room (10 x 51)": (
+        ((3.0, 8, 0), (13.0, 8, 0), (13.5, 10, 0)), (510, False)),
+    "probed again, full at 8 once more: its batch again": (
+        ((3.0, 8, 0), (13.0, 8, 0), (14.0, 8, 2)), (8, True)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("reads", "after"), RELEARN.values(), ids=RELEARN.keys())
+def test_a_known_batch_kept_full_with_nothing_waiting_is_probed_again(
+    reads: tuple[tuple[float, float, float], ...], after: tuple[int, bool]
+) -> None:
+    clock = Clock()
+    state = _state(clock)
+    _held(state, 0.02)
+    start = clock.now
+    for at, running, waiting in ((0.0, 8, 56), (1.0, 8, 2), (2.0, 8, 2), *reads):
+        clock.now = start + at
+        state.inflight = int(running + waiting)  # all of it this gateway's
+        fold_load(state, Load(running=running, waiting=waiting), clock.now, fresh_s=2.0)
+    assert (state.dispatch_cap, state.limit_shown) == after
+
+
 def test_the_policys_cap_is_a_limit_shown() -> None:
     clock = Clock()
     state = _state(clock, TEXT.replace("engine: vllm}", "engine: vllm, max_inflight: 4}"))
@@ -194,7 +226,7 @@ def _trained(state: BackendState, ttft_s: float) -> None:
 
 
 # (fresh report: waiting; seconds old; late first token s ago; at the next slot)
-# -> may the prediction refuse (``ttft_supported``)
+# -> may the prediction refuse (``ttft_prediction``, its second value)
 SUPPORT: dict[str, tuple[float, float, float | None, bool, bool]] = {
     "engine reports room, first tokens in line: never refuses": (0.0, 0.5, None, False, False),
     "engine reports requests waiting: its prediction may refuse": (3.0, 0.5, None, False, True),
@@ -225,7 +257,7 @@ def test_an_engine_with_room_is_not_predicted_to_refuse(
         clock.now += late_s
     fold_load(state, Load(running=40, waiting=waiting), clock.now - age_s, fresh_s=2.0)
     assert state.predict_ttft(100.0, at_next_slot=next_slot) > 1.0
-    assert state.ttft_supported(100.0, at_next_slot=next_slot) is refuses
+    assert state.ttft_prediction(100.0, at_next_slot=next_slot)[1] is refuses
     assert state.ttft_prediction(100.0, at_next_slot=next_slot) == (
         state.predict_ttft(100.0, at_next_slot=next_slot),
         refuses,
