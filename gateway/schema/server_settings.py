@@ -31,6 +31,13 @@ class Server(_Strict):
     header_timeout_s: PositiveSeconds = Field(
         default=10.0, description="A connection must send a request's headers within this"
     )
+    keepalive_timeout_s: int = Field(
+        default=75,
+        ge=1,
+        le=3600,
+        description="An idle client connection stays open this long: longer than clients keep "
+        "theirs (httpx and the OpenAI SDK: 5 s), so none reuses one as it is closed",
+    )
     body_timeout_s: PositiveSeconds = Field(
         default=30.0, description="A request's body must arrive within this (else 408)"
     )
