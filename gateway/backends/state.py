@@ -122,7 +122,7 @@ class BackendState:
     batch_limited: bool = False
     batch_full_reads: int = 0  # such reads of the size ``slots_seen``
     batch_read_at: float = -math.inf  # when the last of them was taken
-    room_since: float = math.inf  # since when reads of it known and filled showed none waiting
+    room_since: float = math.inf  # when reads began showing it known, filled, none waiting
     pending_tokens: float = 0.0
     # The most in flight at a dispatch whose first token came in line with the prediction
     # (no queue inside the engine): room it has shown, where its metrics say nothing.
@@ -322,10 +322,10 @@ class BackendState:
         if not scrapes(self.spec.engine) or not self.metrics_read:
             return hard
         if self.batch_limited and self.slots_seen >= 1:
-            # Unconfirmed (or full with none waiting for RELEARN_S), more may go: a cap of
+            # Unconfirmed (or read full, none waiting, for RELEARN_S), more may go: a cap of
             # exactly what ran would keep a moment's sighting from ever running more.
             seen = int(self.slots_seen)
-            known = self.batch_known and self.clock() - self.room_since < RELEARN_S
+            known = self.batch_known and self.read_at - self.room_since < RELEARN_S
             probe = 0 if known else max(1, math.ceil(SIGHTING_PROBE * seen))
             batch = seen + probe
             if self.shared:
