@@ -19,8 +19,8 @@ expected wait, not the calibrated one that admitted it. ``Permit.release`` frees
 and feeds the limit algorithm, the hold times and the completion rate. With a ``LeaseGate``
 (cluster admission) a slot also needs a lease (``lease_pump.py``). With ``HostSlots`` the
 slots, the queue's evidence and the rates are the host's workers' (``host_slots.py``).
-``readmit``: a request taken back from an engine waits again, in its place (deadline, arrival).
-Parameters: the pool's ``admission`` settings in the policy.
+``readmit``: a request taken back from an engine waits again, in its place (deadline,
+arrival). Parameters: the pool's ``admission`` settings in the policy.
 """
 
 from __future__ import annotations
@@ -91,9 +91,8 @@ class PoolAdmission:
 
     def _slot_wait_s(self, request: AdmissionRequest) -> float | None:
         """The wait for a slot alone, without the replicas' (costly) predictions; None: free."""
-        if self._has_free_slot(slots := self.slots()):
-            return None
-        return self.hold.wait_s(self._ahead(request), slots, self._clock())
+        free = self._has_free_slot(slots := self.slots())
+        return None if free else self.hold.wait_s(self._ahead(request), slots, self._clock())
 
     def _wait_supported(self) -> bool:
         """A wait for a slot is evidence once slot holds were seen and the slots are limits
@@ -139,9 +138,10 @@ class PoolAdmission:
     def _probe_wait(self) -> float | None:
         return probe.wait_s if (probe := self.predict(PROBE)).supported else None
 
-    def arrived(self) -> None:
-        """A request asked this pool (the arrival rate of ``state``)."""
+    def arrived(self, prompt_tokens: float) -> None:
+        """A request of so many prompt tokens asked this pool (``state``, ``fleet.asked``)."""
         self.saturation.arrived(self._clock())
+        self.fleet.asked(prompt_tokens)
 
     def objective_s(self, request: AdmissionRequest) -> float | None:
         if self.objective is None or request.priority is Priority.CRITICAL:

@@ -33,3 +33,6 @@ class FleetView:
     slots_shown: Callable[[], int | None] = lambda: None
     # requests waiting inside the engines, by their fresh reports
     waiting: Callable[[], float] = lambda: 0.0
+    # a request of so many prompt tokens asked the pool (``BackendState.asked``: a batch
+    # seen full with far longer prompts is no limit for these)
+    asked: Callable[[float], None] = lambda tokens: None

@@ -31,7 +31,8 @@ How much a replica takes at once comes from evidence, never from a guess that re
   (``batch_known``), or once it is shared with others (a 256-slot engine stepped from 64
   to 200 users was once seen at 104 running, 5 waiting, and waits behind 104 slots refused
   users whom the next read let in). One kept full ``RELEARN_S`` with none waiting is probed
-  again (a quarter more): long prompts' prefills seen holding it back do not cap it for good;
+  again (a quarter more); one read full with prompts over twice as long as those asked now
+  (``asked_tokens``, ``SHORTER``) shows no limit: long prefills do not cap short prompts;
 - an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
 
 Its reported queue is believed while the report is fresh (``fresh_s``, two scrape
@@ -58,12 +59,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
+from gateway.backends.dropped import ABORT_SHOWS_S, Dropped
 from gateway.backends.scrape import Load, scrapes
 from gateway.backends.seams import HostShare, Movable
 from gateway.backends.token_count import TokenCount
@@ -81,12 +82,10 @@ PROBE_WAIT_S = 1.0  # while it shows room: the most a probe's excess may wait in
 KV_ROOM = 0.9  # below this KV cache usage, requests waiting in an engine wait for a batch slot
 HOLD_ALPHA = 0.1  # weight of one request in the mean time a request holds a slot there
 SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of it
-# A known batch kept full this long with nothing waiting behind it is probed again (a
-# quarter more): what a burst of long prompts showed may be less than it runs on short ones.
+# A known batch kept full this long with nothing waiting is probed again (a quarter more),
 RELEARN_S = 10.0
-# A request this gateway dropped (closed before the engine ended it) may still show in the
-# engine's metrics this long after: its abort takes the engine a step, its gauges a report.
-ABORT_SHOWS_S = 1.0
+SHORTER = 0.5  # ... and holds no more for prompts under this share of those it was full with
+ASKED_ALPHA = 0.3  # one request's weight in that average: 2-3 short ones after long halve it
 LATE = (2.0, 0.1)  # a first token is late past 2x its calibrated prediction + 0.1 s
 
 
@@ -123,6 +122,8 @@ class BackendState:
     batch_full_reads: int = 0  # such reads of the size ``slots_seen``
     batch_read_at: float = -math.inf  # when the last of them was taken
     room_since: float = math.inf  # when reads began showing it known, filled, none waiting
+    batch_tokens: float = 0.0  # ``asked_tokens`` at the last read that showed that batch full
+    asked_tokens: float = 0.0  # moving average of the prompt tokens asked of its pool
     pending_tokens: float = 0.0
     # The most in flight at a dispatch whose first token came in line with the prediction
     # (no queue inside the engine): room it has shown, where its metrics say nothing.
@@ -141,9 +142,7 @@ class BackendState:
     # Prompt tokens it counts per character sent, learned from its ``usage`` (token_count.py).
     token_count: TokenCount = field(default_factory=TokenCount)
     host: HostShare | None = None  # the host's other workers, with ``serve --workers``
-    # When this gateway last dropped requests there (``done(aborted=True)``), oldest first,
-    # none older than ``ABORT_SHOWS_S``: still counted as its own in a read (``others``).
-    aborts: deque[float] = field(default_factory=deque)
+    aborts: Dropped = field(default_factory=Dropped)  # ``done(aborted=True)`` lately
 
     def sent(self, uncached_tokens: float) -> None:
         """A request was sent here; it waits for its first token."""
@@ -151,6 +150,11 @@ class BackendState:
         self.pending_tokens += uncached_tokens
         self.inflight += 1
         self._publish()
+
+    def asked(self, prompt_tokens: float) -> None:
+        """A request of so many prompt tokens asked its pool (not yet sent anywhere)."""
+        old = self.asked_tokens
+        self.asked_tokens = old + ASKED_ALPHA * (prompt_tokens - old) if old else prompt_tokens
 
     def prefilled(self, uncached_tokens: float) -> None:
         """A request sent here has its first token (or ended without one)."""
@@ -164,9 +168,9 @@ class BackendState:
         self.inflight -= 1
         if aborted:
             now = self.clock()
-            self.aborts.append(now)
+            self.aborts.add(now)
             if self.host is not None:  # a sibling's read may show it too
-                self.host.publish_dropped(self.dropped_lately(now), now + ABORT_SHOWS_S)
+                self.host.publish_dropped(self.aborts.lately(now), now + ABORT_SHOWS_S)
         if held_s is not None and math.isfinite(held_s) and held_s >= 0.0:
             old = self.hold_s
             self.hold_s = held_s if old is None else old + HOLD_ALPHA * (held_s - old)
@@ -204,17 +208,9 @@ class BackendState:
             return max(0.0, self.host_inflight + self.others - self.slots_seen)
         return self._scraped_queue()
 
-    def dropped_lately(self, now: float) -> int:
-        """Requests this worker dropped there that the engine may still show at ``now``."""
-        aborts = self.aborts
-        while aborts and now - aborts[0] > ABORT_SHOWS_S:
-            aborts.popleft()
-        return len(aborts)
-
     def host_dropped(self, now: float) -> float:
-        """The same, of this host's workers."""
-        mine = self.dropped_lately(now)
-        return mine if self.host is None else mine + self.host.dropped(now)
+        """Requests this host's workers dropped there that the engine may still show."""
+        return self.aborts.lately(now) + (0 if self.host is None else self.host.dropped(now))
 
     @property
     def others(self) -> float:
@@ -325,7 +321,7 @@ class BackendState:
             # Unconfirmed (or read full, none waiting, for RELEARN_S), more may go: a cap of
             # exactly what ran would keep a moment's sighting from ever running more.
             seen = int(self.slots_seen)
-            known = self.batch_known and self.read_at - self.room_since < RELEARN_S
+            known = self.batch_holds and self.read_at - self.room_since < RELEARN_S
             probe = 0 if known else max(1, math.ceil(SIGHTING_PROBE * seen))
             batch = seen + probe
             if self.shared:
@@ -358,7 +354,7 @@ class BackendState:
         shows it full again (two gateways' waiters waited to their deadlines for one)."""
         if self.dispatch_cap >= self.spec.hard_cap:
             return True
-        return self.batch_limited and (self.batch_known or self.shared)
+        return self.batch_limited and (self.batch_holds or self.shared)
 
     @property
     def slots_shown(self) -> int:
@@ -374,6 +370,11 @@ class BackendState:
         return self.batch_full_reads >= BATCH_CONFIRM_READS
 
     @property
+    def batch_holds(self) -> bool:
+        """Its batch is confirmed, for prompts like those sent now (``SHORTER``)."""
+        return self.batch_known and self.asked_tokens >= SHORTER * self.batch_tokens
+
+    @property
     def overflowing(self) -> bool:
         """More in it (ours and others': two gateways each under its most can fill it
         together) than it was ever seen running, its batch size not yet confirmed: the next
@@ -381,7 +382,7 @@ class BackendState:
         reads it at once)."""
         # Only an engine whose metrics were read can tell.
         total = self.host_inflight + self.others
-        return self.metrics_read and not self.batch_known and self.slots_seen < total
+        return self.metrics_read and not self.batch_holds and self.slots_seen < total
 
     @property
     def with_others(self) -> bool:

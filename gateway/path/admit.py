@@ -62,7 +62,7 @@ async def admit(
     smaller = pool.settings.degrade_to or routed_small
     degradable = smaller != plan.pool.name and may_degrade(ctx, plan, smaller)
     request = admission_request(ctx, pool, degradable, count)
-    pool.arrived()
+    pool.arrived(request.prompt_tokens)
     decision = pool.check(request)
     degraded = False
     if degradable and _should_degrade(plan, pool, decision):

@@ -258,6 +258,7 @@ class Gateway:
                         limits_shown=partial(self._limits_shown, name),
                         slots_shown=partial(self._slots_shown, name),
                         waiting=partial(self._engine_waiting, name),
+                        asked=partial(self._asked, name),
                     ),
                     leases=self._lease_gate(pool),
                     host=self._host_slots(pool),
@@ -310,6 +311,10 @@ class Gateway:
         """What the pool's routable replicas have shown they run at once (None: none)."""
         shown = [s.slots_shown for s in self._states(pool) if s.routable]
         return sum(shown) if shown else None
+
+    def _asked(self, pool: str, prompt_tokens: float) -> None:
+        for state in self._states(pool):
+            state.asked(prompt_tokens)
 
     def _engine_slots(self, pool: str) -> int | None:
         """What the pool's routable replicas take at once (``BackendState.dispatch_cap``);

@@ -33,7 +33,7 @@ from loadtests.slo.tables import times
 
 Row = Mapping[str, Any]
 GATEWAY = "gateway"
-OPEN_LOOP_OUT = frozenset({"ramp", "ramp8", "replicas"})  # judged by ramp_checks
+OPEN_LOOP_OUT = frozenset({"ramp", "ramp8", "shift", "replicas"})  # judged by ramp_checks
 BURSTY_OBJECTIVE_FACTOR = 1.1
 REFUSAL_FACTOR, REFUSAL_SLACK_MS = 1.5, 50.0
 

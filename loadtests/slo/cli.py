@@ -12,7 +12,8 @@ after ``--cold-idle`` s idle), ``azure`` (the head of each of ``--traces``, time
 each of ``--azure-multiples``; read from ``--data``, by default ``../shared/datasets`` next to
 the repository; a missing file is reported and its scenario skipped); ``ramp`` and ``ramp8``
 (closed-loop users at ``--ramp-levels`` / ``--ramp8-levels`` onto one engine with 256 and
-with 8 slots, ``loadtests.slo.ramps``); ``replicas`` (bursty 3x for ``--replicas-duration``
+with 8 slots, ``loadtests.slo.ramps``); ``shift`` (``--shift-levels``: long prompts, then
+short ones, onto one 64-slot engine); ``replicas`` (bursty 3x for ``--replicas-duration``
 s to one gateway and to two gateway processes, ``loadtests.slo.replicas``; with
 ``--replicas-cluster`` also two sharing Redis). ``refuse-all`` runs on the loads where
 refusals are expected (above 1x, the cold burst).
@@ -77,7 +78,7 @@ from loadtests.slo.runs import Knobs, run_open, run_ramps
 from loadtests.slo.saturation import check_capacity
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = ("bursty", "steady", "cold", "azure", "ramp", "ramp8", "replicas")
+SCENARIOS = ("bursty", "steady", "cold", "azure", "ramp", "ramp8", "shift", "replicas")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -127,6 +128,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"users:requests,... (full: {FULL.ramp_levels})")  # fmt: skip
     p.add_argument("--ramp8-levels", dest="ramp8_levels",
                    help=f"users:requests,... (full: {FULL.ramp8_levels})")  # fmt: skip
+    p.add_argument("--shift-levels", dest="shift_levels",
+                   help=f"users:requests[@tokens],... (full: {FULL.shift_levels})")  # fmt: skip
     p.add_argument("--refusal-pause-cap", type=float, default=1.0,
                    help="ramps: longest Retry-After a refused user waits out (s)")  # fmt: skip
     p.add_argument("--replicas-duration", type=float, dest="replicas_s",
@@ -168,7 +171,9 @@ def _program(args: argparse.Namespace, sizes: Sizes, fleet: FleetConfig, mix: Mi
         for trace in chosen(args.traces, azure.TRACES, "traces"):
             add_azure(program, fleet, sizes, trace, args.data, args.azure_minutes, args.seed,
                       SERVED_MODEL)  # fmt: skip
-    for name, levels in (("ramp", sizes.ramp_levels), ("ramp8", sizes.ramp8_levels)):
+    ramps = (("ramp", sizes.ramp_levels), ("ramp8", sizes.ramp8_levels),
+             ("shift", sizes.shift_levels))  # fmt: skip
+    for name, levels in ramps:
         if name in names:
             add_ramp(program, name, levels, args.seed, SERVED_MODEL)
     if "replicas" in names:

@@ -47,17 +47,20 @@ class Sizes:
     ramp_levels: str  # users:requests,... (loadtests.slo.ramps)
     ramp8_levels: str
     replicas_s: float  # seconds of bursty 3x arrivals for the replicas row
+    shift_levels: str  # users:requests[@tokens],... (loadtests.slo.ramps)
 
 
 FULL = Sizes("0.5,1,2,3,5", "1,2,4", 60.0, 60.0, 300, 60.0, 10.0, 120, 30.0, 60.0,
-             "4:200,64:512,200:1000", "4:40,16:160,64:384", 60.0)  # fmt: skip
+             "4:200,64:512,200:1000", "4:40,16:160,64:384", 60.0,
+             "16:40@6000,64:512")  # fmt: skip
 # Every scenario and target, smaller: two bursty loads, one Azure load, a burst of 40.
 QUICK = Sizes("1,3", "2", 15.0, 10.0, 40, 5.0, 0.0, 40, 10.0, 0.0,
-              "4:40,64:128,200:400", "4:16,16:64,64:160", 20.0)  # fmt: skip
+              "4:40,64:128,200:400", "4:16,16:64,64:160", 20.0,
+              "16:32@6000,64:256")  # fmt: skip
 REPLICAS_MULTIPLE = 3.0
 # Rough per-request seconds for the plan's estimate: a slot's hold, and the machine's cost.
-RAMP_HOLD_S = {"ramp": 0.02, "ramp8": 1.2}
-RAMP_SLOTS = {"ramp": 256, "ramp8": 8}
+RAMP_HOLD_S = {"ramp": 0.02, "ramp8": 1.2, "shift": 1.5}
+RAMP_SLOTS = {"ramp": 256, "ramp8": 8, "shift": 2}
 CLIENT_S_PER_REQUEST = 0.01
 
 

@@ -13,9 +13,15 @@ request standard priority and of the same model.
 - ``ramp8``: ``loadtests/sim/fleets/ramp8.yaml`` (8 slots, the CPU profile), 200-token
   prompts, 48 output tokens; levels ``4:40,16:160,64:384``; target: refusals only once the
   engine reports requests waiting or the TTFTs rise (``loadtests.slo.ramp_rows``).
+- ``shift``: ``loadtests/sim/fleets/shift.yaml`` (64 slots, the CPU profile), 4 output tokens;
+  levels ``16:40@6000,64:512``: 16 users sending 6,000-token prompts, whose prefills hold
+  the engine to 2 running with 14 waiting (its token budget, not its slots, is the limit),
+  then 64 users sending 100-token prompts, which it runs ~44 at once; target: no refusal and
+  TTFT p99 within ``RAMP_P99_FACTOR`` x direct's once the prompts turn short (a batch size
+  learned from long prompts must not cap short ones).
 
-Parameters: ``levels`` (text ``c:n,c:n``), ``seed``, ``model`` (the name every request asks
-for).
+Parameters: ``levels`` (text ``c:n,c:n``; ``c:n@t``: that level's prompts are of about ``t``
+tokens instead of the shape's), ``seed``, ``model`` (the name every request asks for).
 """
 
 from __future__ import annotations
@@ -46,17 +52,21 @@ class Shape:
 FAST = Shape("ramp", "Ramp onto an engine with room (256 slots, fast)", FLEETS / "ramp.yaml",
              100, 4)  # fmt: skip
 SLOTS8 = Shape("ramp8", "Ramp onto an engine with 8 slots", FLEETS / "ramp8.yaml", 200, 48)
-SHAPES = {s.name: s for s in (FAST, SLOTS8)}
+SHIFT = Shape("shift", "Prompts turn short on an engine whose long prefills held it to 2",
+              FLEETS / "shift.yaml", 100, 4)  # fmt: skip
+SHAPES = {s.name: s for s in (FAST, SLOTS8, SHIFT)}
 
 
 @dataclass(frozen=True, slots=True)
 class Level:
     concurrency: int
     plan: tuple[PlannedRequest, ...]
+    prompt_tokens: int | None = None  # None: the shape's
 
     @property
     def load(self) -> str:
-        return f"c={self.concurrency}"
+        tokens = "" if self.prompt_tokens is None else f", {self.prompt_tokens}-token prompts"
+        return f"c={self.concurrency}{tokens}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,44 +78,55 @@ class Ramp:
         return sum(len(level.plan) for level in self.levels)
 
 
-def parse_levels(text: str) -> list[tuple[int, int]]:
-    """``"4:200,64:512"`` -> ``[(4, 200), (64, 512)]`` (users, requests)."""
-    levels = []
+def parse_levels(text: str) -> list[tuple[int, int, int | None]]:
+    """``"4:200,64:512@6000"`` -> ``[(4, 200, None), (64, 512, 6000)]`` (users, requests,
+    prompt tokens or None for the shape's)."""
+    levels: list[tuple[int, int, int | None]] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        users, sep, count = part.partition(":")
-        if not sep or not users.isdigit() or not count.isdigit():
-            raise ValueError(f"a ramp level is users:requests, not {part!r}")
-        if int(users) < 1 or int(count) < 1:
-            raise ValueError(f"a ramp level needs users and requests: {part!r}")
-        levels.append((int(users), int(count)))
+        users, sep, rest = part.partition(":")
+        count, at, tokens = rest.partition("@")
+        numbers = [users, count, *([tokens] if at else [])]
+        if not sep or not all(n.isdigit() for n in numbers):
+            raise ValueError(f"a ramp level is users:requests[@tokens], not {part!r}")
+        if min(int(n) for n in numbers) < 1:
+            raise ValueError(f"a ramp level needs users, requests and tokens: {part!r}")
+        levels.append((int(users), int(count), int(tokens) if at else None))
     if not levels:
         raise ValueError("a ramp needs at least one level")
     return levels
 
 
-def request_workload(shape: Shape, model: str) -> Workload:
-    """The ramp's one request class (``at_s`` unused: the users are closed-loop)."""
+def request_workload(shape: Shape, model: str, prompt_tokens: int | None = None) -> Workload:
+    """A level's one request class (``at_s`` unused: the users are closed-loop); prompts of
+    about ``prompt_tokens`` (default: the shape's)."""
+    median = shape.prompt_tokens if prompt_tokens is None else prompt_tokens
     return Workload.model_validate({
         "name": shape.name, "model": model, "temperature": 0.0,
         "arrival": {"kind": "poisson", "rate": 1.0},
         "classes": [{
             "name": "chat", "kind": "synthetic",
-            "prompt_tokens": {"kind": "lognormal", "median": shape.prompt_tokens, "sigma": 0.3,
-                              "min": max(1, shape.prompt_tokens // 4),
-                              "max": shape.prompt_tokens * 4},
+            "prompt_tokens": {"kind": "lognormal", "median": median, "sigma": 0.3,
+                              "min": max(1, median // 4), "max": median * 4},
             "output_tokens": {"kind": "fixed", "value": shape.output_tokens},
         }],
     })  # fmt: skip
 
 
 def ramp(shape: Shape, levels: str, seed: int, model: str) -> Ramp:
-    """The ramp's levels; request indices run on across levels (one time line)."""
+    """The ramp's levels; request indices run on across levels (one time line). Levels of
+    the shape's prompts take their slice of one draw (as when no level names its own);
+    a level of other prompts is drawn apart, its indices moved onto the time line."""
     counts = parse_levels(levels)
-    total = sum(n for _, n in counts)
+    total = sum(n for _, n, _ in counts)
     every = synthesise(request_workload(shape, model), seed, [0.0] * total)
-    every = [dataclasses.replace(r, extra={"ignore_eos": True}) for r in every]
     out, start = [], 0
-    for users, n in counts:
-        out.append(Level(users, tuple(every[start : start + n])))
+    for users, n, tokens in counts:
+        if tokens is None:
+            drawn = every[start : start + n]
+        else:
+            other = synthesise(request_workload(shape, model, tokens), seed + start, [0.0] * n)
+            drawn = [dataclasses.replace(r, index=start + r.index) for r in other]
+        plan = tuple(dataclasses.replace(r, extra={"ignore_eos": True}) for r in drawn)
+        out.append(Level(users, plan, tokens))
         start += n
     return Ramp(shape, tuple(out))

@@ -69,7 +69,7 @@ def test_saturation_weighs_the_hosts_arrivals(tmp_path: Path) -> None:
     clock = Clock()
     a, b = _two_workers(tmp_path, slots=1, clock=clock)
     for _ in range(10):
-        a.arrived()
+        a.arrived(100.0)
     a.publish()
     alone = pool_admission(slots=1, clock=clock)
     assert b.state().arrivals_per_s == pytest.approx(5.0)  # 10 arrivals over tau = 2 s

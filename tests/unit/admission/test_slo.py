@@ -53,7 +53,7 @@ class Burst:
         self.tasks: list[asyncio.Task[Permit]] = []
 
     def send(self, request: AdmissionRequest) -> None:
-        self.pool.arrived()  # as the admission stage counts it
+        self.pool.arrived(request.prompt_tokens)  # as the admission stage counts it
         self.tasks.append(asyncio.create_task(self._one(request)))
 
     async def _one(self, request: AdmissionRequest) -> Permit:
@@ -106,7 +106,7 @@ async def _teach_hold(pool: PoolAdmission, clock: Clock, held_s: float) -> None:
 def _rush(pool: PoolAdmission, requests: int = 20) -> None:
     """Many requests asked the pool just now (a burst, as far as its arrival rate goes)."""
     for _ in range(requests):
-        pool.arrived()
+        pool.arrived(100.0)
 
 
 def _saturated(clock: Clock, backend_s: float, admission: str = "{}") -> PoolAdmission:
@@ -115,7 +115,7 @@ def _saturated(clock: Clock, backend_s: float, admission: str = "{}") -> PoolAdm
     fleet = FleetView(ttft=lambda tokens: (backend_s, True), waiting=lambda: 3.0)
     pool = pool_admission(slots=2, clock=clock, admission=admission, fleet=fleet)
     for _ in range(4):
-        pool.arrived()
+        pool.arrived(100.0)
     assert pool.state().state is State.SATURATED
     return pool
 
@@ -149,7 +149,7 @@ async def test_a_prediction_that_rests_on_no_observation_refuses_nothing() -> No
     fleet = FleetView(ttft=lambda tokens: (9.0, False), waiting=lambda: 3.0)
     pool = pool_admission(slots=2, clock=clock, fleet=fleet)
     for _ in range(4):
-        pool.arrived()
+        pool.arrived(100.0)
     assert pool.state().saturated
     decision = pool.check(_req(clock))  # past the deadline and the objective, but a guess
     assert (decision.refuse, decision.prediction.supported) == (None, False)

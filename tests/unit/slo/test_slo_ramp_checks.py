@@ -14,7 +14,7 @@ from loadtests.slo.report import Section, render
 def _level(scenario: str, load: str, target: str, **figures: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
         "scenario": scenario, "load": load, "multiple": None, "target": target, "status": None,
-        "concurrency": int(load[2:]), "start_s": 0.0, "end_s": 1.0, "sent": 100, "served": 100,
+        "concurrency": int(load.split(",")[0][2:]), "start_s": 0.0, "end_s": 1.0, "sent": 100, "served": 100,
         "refused": 0, "refused_at_arrival": 0, "refused_after_wait": 0, "timeouts": 0,
         "errors": {}, "ttft_p50_ms": 20.0, "ttft_p99_ms": 100.0, "rps": 50.0,
         "engine_waiting_peak": 0, "waiting_at": None, "rise_threshold_ms": 80.0,
@@ -106,16 +106,46 @@ def test_ramp8_moments_are_said() -> None:
 )
 def test_two_gateways_against_one(two: dict[str, Any], met: bool) -> None:
     rows = [_open("gateway"), _open("gateway-x2", **two)]
-    assert _met(rows) == [None, None, met]
+    assert _met(rows) == [None, None, None, met]
 
 
 def test_the_cluster_variant_is_judged_apart_when_it_ran() -> None:
     rows = [_open("gateway"), _open("gateway-x2"),
             _open("gateway-x2-cluster", goodput=0.2)]  # fmt: skip
     checks = check_new_rows(rows)
-    assert [c.met for c in checks] == [None, None, True, False]
-    assert checks[3].name.startswith("gateway-x2-cluster, bursty 3x")
-    assert "goodput 20.0% vs 50.0% (0.40x)" in checks[3].detail
+    assert [c.met for c in checks] == [None, None, None, True, False]
+    assert checks[4].name.startswith("gateway-x2-cluster, bursty 3x")
+    assert "goodput 20.0% vs 50.0% (0.40x)" in checks[4].detail
+
+
+LONG = "c=16, 6000-token prompts"
+
+
+def _shift(long: dict[str, Any], short: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for load, figures in ((LONG, long), ("c=64", short)):
+        rows.append(_level("shift", load, "direct"))
+        rows.append(_level("shift", load, "gateway", **figures))
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("long", "short", "met"),
+    [
+        ({}, {}, True),
+        ({"refused": 26, "ttft_p99_ms": 900.0}, {}, True),  # the long level is not judged
+        ({}, {"ttft_p99_ms": 200.0}, True),  # 2x direct's: within
+        ({}, {"ttft_p99_ms": 201.0}, False),
+        ({}, {"refused": 1}, False),
+        ({}, {"ttft_p99_ms": None, "served": 0}, False),
+    ],
+)
+def test_shift_judges_the_short_prompts_after_the_long(
+    long: dict[str, Any], short: dict[str, Any], met: bool
+) -> None:
+    check = check_new_rows(_shift(long, short))[2]
+    assert check.met is met
+    assert check.detail.startswith("c=64: ")  # the long level left out
 
 
 def test_ramp_table_level_by_level() -> None:

@@ -5,18 +5,26 @@ from __future__ import annotations
 import pytest
 
 from loadtests.sim.fleet import group_profile, load_fleet
-from loadtests.slo.ramps import FAST, SLOTS8, parse_levels, ramp
+from loadtests.slo.ramps import FAST, SHIFT, SLOTS8, parse_levels, ramp
 
 
 @pytest.mark.parametrize(
     ("text", "levels"),
-    [("4:200,64:512,200:1000", [(4, 200), (64, 512), (200, 1000)]), (" 8:1 ", [(8, 1)])],
+    [
+        ("4:200,64:512,200:1000", [(4, 200, None), (64, 512, None), (200, 1000, None)]),
+        (" 8:1 ", [(8, 1, None)]),
+        ("16:40@6000,64:512", [(16, 40, 6000), (64, 512, None)]),
+    ],
 )
-def test_levels_are_users_and_requests(text: str, levels: list[tuple[int, int]]) -> None:
+def test_levels_are_users_requests_and_prompt_tokens(
+    text: str, levels: list[tuple[int, int, int | None]]
+) -> None:
     assert parse_levels(text) == levels
 
 
-@pytest.mark.parametrize("text", ["", "4", "4:", "a:3", "0:10", "4:0", "4:-1", "4:2.5"])
+@pytest.mark.parametrize(
+    "text", ["", "4", "4:", "a:3", "0:10", "4:0", "4:-1", "4:2.5", "4:3@", "4:3@0", "4:3@x"]
+)
 def test_bad_levels_are_refused(text: str) -> None:
     with pytest.raises(ValueError, match="level"):
         parse_levels(text)
@@ -41,8 +49,17 @@ def test_requests_are_one_short_chat_shape(shape) -> None:  # type: ignore[no-un
     assert shape.prompt_tokens / 2 < words[len(words) // 2] < shape.prompt_tokens * 2
 
 
+def test_a_level_of_its_own_prompts_keeps_the_others_draws() -> None:
+    plain, shifted = ramp(SHIFT, "2:3,4:5", 0, "m"), ramp(SHIFT, "2:3@6000,4:5", 0, "m")
+    assert shifted.levels[1].plan == plain.levels[1].plan  # the short level: the same requests
+    assert [r.index for lv in shifted.levels for r in lv.plan] == list(range(8))
+    assert [lv.load for lv in shifted.levels] == ["c=2, 6000-token prompts", "c=4"]
+    long = [len(r.messages[-1]["content"].split()) for r in shifted.levels[0].plan]
+    assert min(long) > 1000  # lognormal around 6000, at least a quarter of it
+
+
 def test_the_fleets_are_one_vllm_engine_of_their_slots() -> None:
-    for shape, slots in ((FAST, 256), (SLOTS8, 8)):
+    for shape, slots in ((FAST, 256), (SLOTS8, 8), (SHIFT, 64)):
         fleet = load_fleet(shape.fleet)
         (group,) = fleet.groups
         assert (group.replicas, group.engine) == (1, "vllm")
