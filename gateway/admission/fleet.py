@@ -34,5 +34,5 @@ class FleetView:
     # requests waiting inside the engines, by their fresh reports
     waiting: Callable[[], float] = lambda: 0.0
     # a request of so many prompt tokens asked the pool (``BackendState.asked``: a batch
-    # seen full with far longer prompts is no limit for these)
+    # read full with far longer prompts is no limit for these)
     asked: Callable[[float], None] = lambda tokens: None

@@ -163,7 +163,7 @@ def learn_batch(state: BackendState, load: Load, now: float, filled: bool) -> No
             state.room_since = min(state.room_since, now)
         return
     state.batch_limited, state.room_since = True, math.inf
-    state.batch_tokens = state.asked_tokens  # full with prompts of this size
+    state.batch_tokens = state.asked.usual  # full with prompts of this size
     # A long prompt's prefill can hold the others back for a few reads in a row: only reads
     # far enough apart count as two sightings. A busy engine's reads show requests that
     # arrived since its last step as waiting: only a read taken while the gateway held work

@@ -31,8 +31,8 @@ How much a replica takes at once comes from evidence, never from a guess that re
   (``batch_known``), or once it is shared with others (a 256-slot engine stepped from 64
   to 200 users was once seen at 104 running, 5 waiting, and waits behind 104 slots refused
   users whom the next read let in). One kept full ``RELEARN_S`` with none waiting is probed
-  again (a quarter more); one read full with prompts over twice as long as those asked now
-  (``asked_tokens``, ``SHORTER``) shows no limit: long prefills do not cap short prompts;
+  again (a quarter more); one read full with prompts over five times as long as those asked
+  now (``asked.py``, ``SHORTER``) shows no limit: long prefills do not cap short prompts;
 - an engine without metrics is sent up to the policy's cap; its room shows in its TTFT.
 
 Its reported queue is believed while the report is fresh (``fresh_s``, two scrape
@@ -63,6 +63,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gateway.backends.asked import AskedSizes
 from gateway.backends.breaker import BreakerSettings, BreakerState, CircuitBreaker
 from gateway.backends.dropped import ABORT_SHOWS_S, Dropped
 from gateway.backends.scrape import Load, scrapes
@@ -84,8 +85,7 @@ HOLD_ALPHA = 0.1  # weight of one request in the mean time a request holds a slo
 SHARE_MEMORY_S = 10.0  # others seen in its batch this recently: keep to half of it
 # A known batch kept full this long with nothing waiting is probed again (a quarter more),
 RELEARN_S = 10.0
-SHORTER = 0.5  # ... and holds no more for prompts under this share of those it was full with
-ASKED_ALPHA = 0.3  # one request's weight in that average: 2-3 short ones after long halve it
+SHORTER = 0.2  # ... and holds no more for prompts under this share of those it was full with
 LATE = (2.0, 0.1)  # a first token is late past 2x its calibrated prediction + 0.1 s
 
 
@@ -122,8 +122,8 @@ class BackendState:
     batch_full_reads: int = 0  # such reads of the size ``slots_seen``
     batch_read_at: float = -math.inf  # when the last of them was taken
     room_since: float = math.inf  # when reads began showing it known, filled, none waiting
-    batch_tokens: float = 0.0  # ``asked_tokens`` at the last read that showed that batch full
-    asked_tokens: float = 0.0  # moving average of the prompt tokens asked of its pool
+    batch_tokens: float = 0.0  # the usual prompts asked at the last read showing it full
+    asked: AskedSizes = field(default_factory=AskedSizes)  # of its pool, lately
     pending_tokens: float = 0.0
     # The most in flight at a dispatch whose first token came in line with the prediction
     # (no queue inside the engine): room it has shown, where its metrics say nothing.
@@ -150,11 +150,6 @@ class BackendState:
         self.pending_tokens += uncached_tokens
         self.inflight += 1
         self._publish()
-
-    def asked(self, prompt_tokens: float) -> None:
-        """A request of so many prompt tokens asked its pool (not yet sent anywhere)."""
-        old = self.asked_tokens
-        self.asked_tokens = old + ASKED_ALPHA * (prompt_tokens - old) if old else prompt_tokens
 
     def prefilled(self, uncached_tokens: float) -> None:
         """A request sent here has its first token (or ended without one)."""
@@ -371,8 +366,8 @@ class BackendState:
 
     @property
     def batch_holds(self) -> bool:
-        """Its batch is confirmed, for prompts like those sent now (``SHORTER``)."""
-        return self.batch_known and self.asked_tokens >= SHORTER * self.batch_tokens
+        """Its batch is confirmed, for prompts like those asked now (``SHORTER``)."""
+        return self.batch_known and self.asked.recent >= SHORTER * self.batch_tokens
 
     @property
     def overflowing(self) -> bool:

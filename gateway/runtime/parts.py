@@ -314,7 +314,7 @@ class Gateway:
 
     def _asked(self, pool: str, prompt_tokens: float) -> None:
         for state in self._states(pool):
-            state.asked(prompt_tokens)
+            state.asked.add(prompt_tokens)
 
     def _engine_slots(self, pool: str) -> int | None:
         """What the pool's routable replicas take at once (``BackendState.dispatch_cap``);

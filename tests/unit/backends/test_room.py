@@ -197,13 +197,14 @@ def test_a_known_batch_kept_full_with_nothing_waiting_is_probed_again(
 
 # The batch of 8 confirmed with 6,000-token prompts asked (reads at 0, 1 and 2 s), then
 # prompts of these sizes asked, one after another -> its cap and whether it is a limit shown.
-# Long prompts' prefills show the engine's token budget, not its slots: prompts under half
-# as long are not capped by that batch (a quarter more, then the next read lifts it).
+# Long prompts' prefills show the engine's token budget, not its slots: prompts under a
+# fifth as long (recently, ``asked.py``) are not capped by that batch (a quarter more, then
+# the next read lifts it).
 SHORTER: dict[str, tuple[tuple[float, ...], tuple[int, bool]]] = {
     "the same prompts: its batch": ((6000.0, 6000.0, 6000.0), (8, True)),
-    "prompts a little shorter: its batch": ((4000.0, 4000.0, 4000.0), (8, True)),
+    "prompts half as long: its batch": ((3000.0, 3000.0, 3000.0), (8, True)),
     "one short prompt among long ones: its batch": ((6000.0, 100.0), (8, True)),
-    "two short ones after long: under half, a quarter more and no limit": (
+    "two short ones after long: under a fifth, a quarter more and no limit": (
         (100.0, 100.0), (10, False)),
     "short ones, then long again: its batch again": (
         (100.0, 100.0, 6000.0, 6000.0, 6000.0), (8, True)),
@@ -218,14 +219,14 @@ def test_a_batch_seen_full_with_long_prompts_does_not_cap_short_ones(
     state = _state(clock)
     _held(state, 0.02)
     start = clock.now
-    state.asked(6000.0)
+    state.asked.add(6000.0)
     for at, running, waiting in ((0.0, 8, 56), (1.0, 8, 2), (2.0, 8, 2)):
         clock.now = start + at
         state.inflight = int(running + waiting)  # all of it this gateway's
         fold_load(state, Load(running=running, waiting=waiting), clock.now, fresh_s=2.0)
     assert (state.dispatch_cap, state.limit_shown) == (8, True)
     for tokens in asked:
-        state.asked(tokens)
+        state.asked.add(tokens)
     assert (state.dispatch_cap, state.limit_shown) == after
 
 
