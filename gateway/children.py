@@ -3,7 +3,9 @@ health, always stop.
 
 Algorithm: each child runs in its own session (process group) with output to a log file;
 readiness is polled over HTTP every ``poll_s`` until every URL answers 200 or
-``timeout_s`` passes (or the child exits early). Stopping sends SIGINT to the group (a clean
+``timeout_s`` passes (or the child exits early). A URL that answers 200 before the child
+starts is another process's (a stale one holding the port): that is an error, not readiness,
+or the caller would measure or drive the wrong server. Stopping sends SIGINT to the group (a clean
 shutdown), then SIGTERM and finally SIGKILL after ``grace_s`` each.
 """
 
@@ -75,6 +77,11 @@ def running(
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Start ``argv`` (``env`` added to this process's environment), wait until healthy,
     yield it, and stop it on exit, even on error (``grace_s`` per step of ``stop``)."""
+    with httpx.Client(timeout=2.0) as http:
+        taken = [url for url in health_urls if _answers_200(http, url)]
+    if taken:
+        raise StartupError(f"{taken[0]} answers before {argv[0]!r} started: another process "
+                           "holds that port")  # fmt: skip
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         proc = subprocess.Popen(

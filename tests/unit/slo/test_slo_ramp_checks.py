@@ -14,7 +14,8 @@ from loadtests.slo.report import Section, render
 def _level(scenario: str, load: str, target: str, **figures: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
         "scenario": scenario, "load": load, "multiple": None, "target": target, "status": None,
-        "concurrency": int(load.split(",")[0][2:]), "start_s": 0.0, "end_s": 1.0, "sent": 100, "served": 100,
+        "concurrency": int(load.split(",")[0][2:]), "start_s": 0.0, "end_s": 1.0, "sent": 100,
+        "served": 100,
         "refused": 0, "refused_at_arrival": 0, "refused_after_wait": 0, "timeouts": 0,
         "errors": {}, "ttft_p50_ms": 20.0, "ttft_p99_ms": 100.0, "rps": 50.0,
         "engine_waiting_peak": 0, "waiting_at": None, "rise_threshold_ms": 80.0,
