@@ -5,8 +5,8 @@ Algorithm: each child runs in its own session (process group) with output to a l
 readiness is polled over HTTP every ``poll_s`` until every URL answers 200 or
 ``timeout_s`` passes (or the child exits early). A URL that answers 200 before the child
 starts is another process's (a stale one holding the port): that is an error, not readiness,
-or the caller would measure or drive the wrong server. Stopping sends SIGINT to the group (a clean
-shutdown), then SIGTERM and finally SIGKILL after ``grace_s`` each.
+or the caller would measure or drive the wrong server. Stopping sends SIGINT to the group (a
+clean shutdown), then SIGTERM and finally SIGKILL after ``grace_s`` each.
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ Parameters: ``--levels``, ``--rounds`` and ``--round-s`` (per target and level),
 ``--port`` (the fake's; targets take the next ones), ``--gateway-workers`` (the gateway's
 ``serve --workers``; default: the gateway's own default, the cores available, as nginx runs
 ``worker_processes auto`` and vllm-router a thread per core; ``1`` compares one process),
-``--redis-url`` (cluster admission through that Redis: a
+``--floor`` (also ``floor``, a bare relay on the gateway's server stack, ``relay_floor.py``:
+the gateway's own work per request is its CPU beyond that relay's), ``--redis-url``
+(cluster admission through that Redis: a
 lease per request), ``--skip`` (of cpu, ttft, capacity), ``--json FILE``, ``--profile FILE``
 (py-spy's view of the gateway during the CPU rounds; with ``--profile-phase capacity``, during
 the capacity rounds), ``--baseline DIR`` (another checkout's
@@ -53,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--peers", default=",".join(PEERS), help="of nginx, vllm-router; '' for none")
     p.add_argument("--no-install", action="store_true", help="skip peers that are missing")
+    p.add_argument("--floor", action="store_true",
+                   help="also a bare relay on the gateway's stack (relay_floor.py)")  # fmt: skip
     p.add_argument("--levels", default="1,16,64")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--round-s", type=float, default=4.0)
@@ -140,6 +144,16 @@ def checks(results: dict[str, list[dict[str, Any]]]) -> list[str]:
     return out
 
 
+def _over_floor(rows: list[dict[str, Any]]) -> str:
+    """The gateway's CPU per request beyond the bare relay's (its own work), when both ran."""
+    cpu = {r["target"]: r.get("cpu_us_per_request") for r in rows}
+    gateway, floor = cpu.get("gateway"), cpu.get("floor")
+    if gateway is None or floor is None:
+        return ""
+    return (f"gateway's own work per request (its CPU beyond the bare relay's): "
+            f"{gateway - floor:.1f} us of {gateway:.1f} ({floor:.1f} the relay)\n")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     peers = [p for p in args.peers.split(",") if p]
@@ -157,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         names = ["direct", "gateway", *peers]
         with targets_up(names, args.port, policy, Path(tmp), binaries, failures,
-                        args.baseline, args.gateway_workers) as targets:  # fmt: skip
+                        args.baseline, args.gateway_workers, args.floor) as targets:  # fmt: skip
             if "cpu" not in skip:
                 payload = stream_payload(args.cpu_tokens, args.cpu_itl_ms)
                 profile = args.profile if args.profile_phase == "cpu" else None
@@ -185,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         line = ", ".join(f"{r['target']} {r['cpu_us_per_request']}"
                          for r in results["capacity"] if "cpu_us_per_request" in r)  # fmt: skip
         print(f"CPU us per request meanwhile: {line}\n")
+        print(_over_floor(results["capacity"]))
     for line in checks(results):
         print(line)
     print(f"gateway workers: {args.gateway_workers}")

@@ -2,8 +2,9 @@
 measurements, each interleaved across the targets so they share the machine's noise.
 
 Targets: ``direct`` (the fake itself), ``gateway`` (``latency-gateway serve``, the full request
-path), and the peers ``nginx`` (``proxy_buffering off``, upstream keep-alive) and
-``vllm-router`` (round robin), started as ``loadtests.peers`` starts them. Measurements:
+path), the peers ``nginx`` (``proxy_buffering off``, upstream keep-alive) and
+``vllm-router`` (round robin), started as ``loadtests.peers`` starts them, and on request
+``floor`` (``relay_floor.py``: a bare relay on the gateway's server stack). Measurements:
 
 - ``ttft_rows``: closed-loop streaming clients at each concurrency (``measure.measure``);
 - ``cpu_rows``: CPU time per streamed token of each proxy's processes (``cpu.cpu_round``),
@@ -34,11 +35,13 @@ from gateway.children import running
 from loadtests.kit.processes import fake_argv
 from loadtests.overhead.cpu import CpuSample, cpu_round, tree_cpu_s
 from loadtests.overhead.measure import Endpoint, PathStats, flat_payload, measure, ttft_ms
+from loadtests.overhead.relay_floor import UPSTREAM_ENV
 from loadtests.peers.configs import Upstream
 from loadtests.peers.install import Binaries
 from loadtests.peers.targets import (
     LAUNCH_ERRORS,
     Front,
+    Launch,
     Setup,
     launched_process,
     plan_launch,
@@ -63,12 +66,13 @@ def targets_up(
     failures: dict[str, str],
     baseline: Path | None = None,
     gateway_workers: int = 1,
+    floor: bool = False,
 ) -> Iterator[list[Target]]:
     """The fake upstream (20 ms to the first token, 20 tokens 5 ms apart unless a request
     says otherwise) and every target in front of it; a target that fails to start is left
     out and named in ``failures``. ``baseline``: another checkout of the gateway, run beside
     this one as target ``baseline`` (an A/B of two versions in one run); ``gateway_workers``:
-    the gateway's ``serve --workers`` (the baseline's too)."""
+    the gateway's ``serve --workers`` (the baseline's too); ``floor``: the bare relay too."""
     fake_url = f"http://127.0.0.1:{base_port}"
     front = Front((Upstream(fake_url, "fake-model"),), "bench", "openai", policy, gateway_workers)
     setup = Setup(gateway_note="full request path, one backend")
@@ -84,6 +88,8 @@ def targets_up(
                                 binaries)  # fmt: skip
             env = {**os.environ, "PYTHONPATH": str(baseline.resolve())}
             launches.append(replace(other, name="baseline", env=env))
+        if floor:
+            launches.append(floor_launch(base_port + 25, fake_url))
         for launch in launches:
             name = launch.name
             try:
@@ -96,6 +102,16 @@ def targets_up(
             endpoint = Endpoint(launch.url, tuple(launch.headers.items()))
             targets.append(Target(name, endpoint, None if proc is None else proc.pid))
         yield targets
+
+
+def floor_launch(port: int, upstream: str) -> Launch:
+    """The bare relay (``relay_floor.py``) on uvicorn as the gateway runs it, one process."""
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-m", "uvicorn", "loadtests.overhead.relay_floor:app",
+            "--app-dir", str(Path(__file__).resolve().parents[2]), "--host", "127.0.0.1",
+            "--port", str(port), "--loop", "uvloop", "--http", "httptools", "--no-access-log",
+            "--log-level", "warning"]  # fmt: skip
+    return Launch("floor", argv, url, url + "/health", env={UPSTREAM_ENV: upstream})
 
 
 def _endpoints(targets: Sequence[Target]) -> dict[str, Endpoint]:
