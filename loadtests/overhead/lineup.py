@@ -109,8 +109,8 @@ def floor_launch(port: int, upstream: str) -> Launch:
     url = f"http://127.0.0.1:{port}"
     argv = [sys.executable, "-m", "uvicorn", "loadtests.overhead.relay_floor:app",
             "--app-dir", str(Path(__file__).resolve().parents[2]), "--host", "127.0.0.1",
-            "--port", str(port), "--loop", "uvloop", "--http", "httptools", "--no-access-log",
-            "--log-level", "warning"]  # fmt: skip
+            "--port", str(port), "--loop", "uvloop", "--http", "httptools", "--lifespan", "off",
+            "--no-access-log", "--log-level", "warning"]  # fmt: skip
     return Launch("floor", argv, url, url + "/health", env={UPSTREAM_ENV: upstream})
 
 

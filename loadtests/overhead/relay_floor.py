@@ -8,7 +8,8 @@ content type) to the upstream named by ``RELAY_FLOOR_UPSTREAM`` over one
 ``gateway.upstream.ConnectionPool``, and relays the answer's status and body chunks as they
 come, each through the server's ``send``; ``GET /health`` answers 200 at once. No parsing,
 admission, routing, metrics or log: only a relay. Served by ``uvicorn
-loadtests.overhead.relay_floor:app --loop uvloop --http httptools --no-access-log``.
+loadtests.overhead.relay_floor:app --loop uvloop --http httptools --lifespan off
+--no-access-log``.
 """
 
 from __future__ import annotations
@@ -29,9 +30,6 @@ class RelayFloor:
         self._pool: ConnectionPool | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
-            return
         if scope["method"] == "GET" and scope["path"] == "/health":
             await _answer(send, 200, b"ok")
             return
@@ -69,16 +67,6 @@ async def _body(receive: Receive) -> bytes:
 async def _answer(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.start", "status": status, "headers": []})
     await send({"type": "http.response.body", "body": body})
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 app = RelayFloor()

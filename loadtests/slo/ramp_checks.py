@@ -41,11 +41,12 @@ def _of(rows: Sequence[Row], scenario: str, target: str) -> list[Row]:
 
 
 def _near_direct(rows: Sequence[Row], scenario: str) -> list[tuple[bool, str]]:
-    """Each gateway level of ``scenario`` (a shift's long level left out): 0 refused and
-    TTFT p99 within ``RAMP_P99_FACTOR`` x direct's at the same level."""
+    """Each gateway level of ``scenario`` of the shape's own prompts (a level of other
+    prompts, a shift's long one, left out): 0 refused and TTFT p99 within
+    ``RAMP_P99_FACTOR`` x direct's at the same level."""
     judged = []
     for row in _of(rows, scenario, GATEWAY):
-        if "-token prompts" in str(row["load"]):  # a shift's long level, before the shift
+        if row.get("prompt_tokens") is not None:
             continue
         direct = peer_of(rows, row, "direct")
         ours, theirs = row["ttft_p99_ms"], None if direct is None else direct["ttft_p99_ms"]

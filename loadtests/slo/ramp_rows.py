@@ -91,6 +91,7 @@ def level_row(lv: LevelRun, run: RampRun, threshold_s: float | None,
     saturated = first_state(run.watched.gateway, lv.start_s)
     return {
         "load": lv.level.load, "concurrency": lv.level.concurrency,
+        "prompt_tokens": lv.level.prompt_tokens,
         "start_s": lv.start_s, "end_s": lv.end_s,
         "sent": len(records), "served": len(served), "refused": len(shed),
         "refused_at_arrival": sum(q is not None and q <= 0 for q in waits),

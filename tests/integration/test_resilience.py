@@ -3,7 +3,6 @@ on real servers on 127.0.0.1."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from loadtests.kit.fake_upstream import FakeConfig, FakeLog, build_fake
 from tests.support.resetting_backend import resetting_backend
 from tests.support.resetting_backend import url as url_of
 from tests.support.servers import serve
+from tests.support.waiting import until_written
 
 CHAT = "/v1/chat/completions"
 
@@ -264,8 +264,4 @@ def test_the_gateway_overhead_leaves_out_the_queue_wait() -> None:
 
 def _wait_for(http: httpx.Client, line: str) -> None:
     """Until /metrics shows ``line`` (an event in another thread, whatever the speed)."""
-    for _ in range(3000):
-        if line in http.get("/metrics").text:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"never saw {line}")
+    until_written(lambda: line in http.get("/metrics").text, timeout_s=30.0, poll_s=0.01)

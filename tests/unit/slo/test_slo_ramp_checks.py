@@ -124,9 +124,9 @@ LONG = "c=16, 6000-token prompts"
 
 def _shift(long: dict[str, Any], short: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for load, figures in ((LONG, long), ("c=64", short)):
-        rows.append(_level("shift", load, "direct"))
-        rows.append(_level("shift", load, "gateway", **figures))
+    for load, tokens, figures in ((LONG, 6000, long), ("c=64", None, short)):
+        rows.append(_level("shift", load, "direct", prompt_tokens=tokens))
+        rows.append(_level("shift", load, "gateway", prompt_tokens=tokens, **figures))
     return rows
 
 
