@@ -10,7 +10,9 @@ next to two native proxies, in one run on one fake upstream (``lineup.py``):
    and each proxy's CPU time per request meanwhile.
 
 It then checks issue 33's targets: CPU per token at most 2.0x nginx's; TTFT p50 at c=64
-within 1.15x of direct and at most nginx's ratio; max requests/s at least vllm-router's.
+within 1.15x of direct and at most nginx's ratio; max requests/s at least vllm-router's;
+with ``--floor``, the bare relay against the same targets too (what a relay on the gateway's
+server stack meets with no stage at all).
 Peers (``--peers``, default nginx and vllm-router) are installed as ``loadtests.peers``
 installs them (``--no-install``: skip missing ones). The load average is printed before and
 after: the figures are ratios measured side by side, the absolute ones move with the machine.
@@ -121,25 +123,32 @@ def _by(rows: list[dict[str, Any]], key: str, **match: Any) -> dict[str, Any]:
 
 
 def checks(results: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """Issue 33's targets against the rows (a line each; only those the run can check)."""
+    """Issue 33's targets against the rows (a line each; only those the run can check): the
+    gateway's, then the bare relay's (``--floor``) against the same targets, which says how
+    much of a target a relay on the gateway's server stack meets with no stage at all."""
+    return [*target_checks(results, "gateway"), *target_checks(results, "floor")]
+
+
+def target_checks(results: dict[str, list[dict[str, Any]]], target: str) -> list[str]:
+    """Issue 33's targets for ``target``'s rows (none when it did not run)."""
     out = []
     cpu = _by(results.get("cpu", []), "cpu_us_per_token")
-    if "gateway" in cpu and "nginx" in cpu:
-        ratio = cpu["gateway"] / cpu["nginx"]
+    if target in cpu and "nginx" in cpu:
+        ratio = cpu[target] / cpu["nginx"]
         verdict = "met" if ratio <= CPU_RATIO_MAX else "MISSED"
-        out.append(f"CPU per token: gateway {cpu['gateway']} us, nginx {cpu['nginx']} us: "
+        out.append(f"CPU per token: {target} {cpu[target]} us, nginx {cpu['nginx']} us: "
                    f"{ratio:.2f}x (target <= {CPU_RATIO_MAX}x): {verdict}")  # fmt: skip
     ttft = _by(results.get("ttft", []), "p50_ratio", concurrency=64)
-    if "gateway" in ttft:
-        ok = ttft["gateway"] <= TTFT_RATIO_MAX and ttft["gateway"] <= ttft.get("nginx", 99)
+    if target in ttft:
+        ok = ttft[target] <= TTFT_RATIO_MAX and ttft[target] <= ttft.get("nginx", 99)
         nginx = f", nginx {ttft['nginx']}x" if "nginx" in ttft else ""
         verdict = "met" if ok else "MISSED"
-        out.append(f"TTFT p50 at c=64 vs direct: gateway {ttft['gateway']}x{nginx} (target "
+        out.append(f"TTFT p50 at c=64 vs direct: {target} {ttft[target]}x{nginx} (target "
                    f"<= {TTFT_RATIO_MAX}x and <= nginx's): {verdict}")  # fmt: skip
     rps = _by(results.get("capacity", []), "max_rps")
-    if "gateway" in rps and "vllm-router" in rps:
-        ok = rps["gateway"] >= rps["vllm-router"]
-        out.append(f"max req/s: gateway {rps['gateway']}, vllm-router {rps['vllm-router']} "
+    if target in rps and "vllm-router" in rps:
+        ok = rps[target] >= rps["vllm-router"]
+        out.append(f"max req/s: {target} {rps[target]}, vllm-router {rps['vllm-router']} "
                    f"(target >=): {'met' if ok else 'MISSED'}")  # fmt: skip
     return out
 

@@ -46,6 +46,16 @@ def test_checks(gw_cpu: float, gw_ratio: float, gw_rps: float, verdicts: list[st
     assert [line.rsplit(": ", 1)[1] for line in lines] == verdicts
 
 
+def test_checks_judge_the_floor_by_the_same_targets_after_the_gateway() -> None:
+    results = _results(15.0, 1.04, 600.0)
+    results["cpu"].append({"target": "floor", "cpu_us_per_token": 25.0})
+    results["ttft"].append({"target": "floor", "concurrency": 64, "p50_ratio": 1.06})
+    results["capacity"].append({"target": "floor", "max_rps": 650.0})
+    lines = checks(results)
+    assert [line.split(": ", 2)[1].split()[0] for line in lines] == ["gateway"] * 3 + ["floor"] * 3
+    assert [line.rsplit(": ", 1)[1] for line in lines[3:]] == ["MISSED", "MISSED", "met"]
+
+
 def test_checks_say_nothing_of_what_did_not_run() -> None:
     assert checks({"cpu": [{"target": "gateway", "cpu_us_per_token": 1.0}]}) == []
 
