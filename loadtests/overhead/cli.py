@@ -126,10 +126,10 @@ def checks(results: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Issue 33's targets against the rows (a line each; only those the run can check): the
     gateway's, then the bare relay's (``--floor``) against the same targets, which says how
     much of a target a relay on the gateway's server stack meets with no stage at all."""
-    return [*target_checks(results, "gateway"), *target_checks(results, "floor")]
+    return [*_target_checks(results, "gateway"), *_target_checks(results, "floor")]
 
 
-def target_checks(results: dict[str, list[dict[str, Any]]], target: str) -> list[str]:
+def _target_checks(results: dict[str, list[dict[str, Any]]], target: str) -> list[str]:
     """Issue 33's targets for ``target``'s rows (none when it did not run)."""
     out = []
     cpu = _by(results.get("cpu", []), "cpu_us_per_token")
