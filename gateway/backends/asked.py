@@ -1,5 +1,6 @@
-"""The prompt sizes asked of a replica's pool lately: whether the prompts asked now are far
-shorter than those its batch size was read full with (``BackendState.batch_holds``).
+"""The prompt sizes asked of a pool lately (one record its replicas share, kept by
+``BackendRegistry``): whether the prompts asked now are far shorter than those a replica's
+batch size was read full with (``BackendState.batch_holds``).
 
 An engine fed long prompts can run few requests at once for its token budget's sake (each
 step's budget goes to the running prefills), not its slots: a batch read full then is no

@@ -1,12 +1,15 @@
 """The states of the backends the active policy names, kept across policy swaps: a backend
 whose name and URL stay keeps its state (in flight, health, learned batch and TTFT model),
-a new or moved one starts fresh (a discovered one unhealthy until its probe passes)."""
+a new or moved one starts fresh (a discovered one unhealthy until its probe passes). The
+prompt sizes asked of a pool (``asked.py``) are the pool's, one record its replicas share
+(kept across swaps by the pool's name): a request updates it once, not once per replica."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
 
+from gateway.backends.asked import AskedSizes
 from gateway.backends.breaker import BreakerSettings, CircuitBreaker
 from gateway.backends.seams import HostShare
 from gateway.backends.state import BackendState, Health
@@ -29,8 +32,10 @@ class BackendRegistry:
         self._share = share  # the host board's view of a backend, with ``serve --workers``
         # Each pool's states, as ``in_pool`` last made them: for that policy and ``_states``.
         self._pools: dict[str, tuple[CompiledPolicy, dict[str, BackendState], Pool]] = {}
+        self._asked: dict[str, AskedSizes] = {}  # each pool's, shared by its replicas
 
     def reconcile(self, policy: CompiledPolicy) -> None:
+        asked = {pool: self._asked.get(pool) or AskedSizes() for pool in policy.pools}
         fresh: dict[str, BackendState] = {}
         for spec in policy.backends:
             settings = BreakerSettings(**policy.pools[spec.pool].settings.breaker.model_dump())
@@ -54,8 +59,13 @@ class BackendRegistry:
                     # Folds what it learned at most every ``FOLD_S`` of this clock.
                     ttft_model=TtftModel(clock=self._clock),
                 )
-        self._states = fresh
+            fresh[spec.name].asked = asked[spec.pool]
+        self._states, self._asked = fresh, asked
         self._pools = {}
+
+    def asked(self, pool: str) -> AskedSizes | None:
+        """The prompt sizes asked of ``pool`` lately (None: no such pool in the policy)."""
+        return self._asked.get(pool)
 
     def now(self) -> float:
         return self._clock()

@@ -123,7 +123,7 @@ class BackendState:
     batch_read_at: float = -math.inf  # when the last of them was taken
     room_since: float = math.inf  # when reads began showing it known, filled, none waiting
     batch_tokens: float = 0.0  # the usual prompts asked at the last read showing it full
-    asked: AskedSizes = field(default_factory=AskedSizes)  # of its pool, lately
+    asked: AskedSizes = field(default_factory=AskedSizes)  # its pool's (the registry's)
     pending_tokens: float = 0.0
     # The most in flight at a dispatch whose first token came in line with the prediction
     # (no queue inside the engine): room it has shown, where its metrics say nothing.

@@ -313,8 +313,8 @@ class Gateway:
         return sum(shown) if shown else None
 
     def _asked(self, pool: str, prompt_tokens: float) -> None:
-        for state in self._states(pool):
-            state.asked.add(prompt_tokens)
+        if (sizes := self.backends.asked(pool)) is not None:
+            sizes.add(prompt_tokens)
 
     def _engine_slots(self, pool: str) -> int | None:
         """What the pool's routable replicas take at once (``BackendState.dispatch_cap``);

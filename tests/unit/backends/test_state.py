@@ -137,6 +137,27 @@ def test_pool_move_keeps_state_and_follows_the_new_pool() -> None:
     assert [s.name for s in registry.in_pool(moved, "big")] == ["a", "b"]
 
 
+def test_a_pools_replicas_share_its_asked_sizes_kept_across_a_reload() -> None:
+    registry, a = _registry()
+    big = registry.asked("big")
+    assert big is not None
+    assert registry.asked("small") is a.asked
+    big.add(6000.0)
+    moved = policy(
+        BEFORE.replace("model: m, pool: small", "model: m, pool: big").replace(
+            "fast: {pool: small}", "fast: {pool: big}"
+        )
+    )
+
+    registry.reconcile(moved)  # "a" joins "big": one record for both, the one kept
+
+    b = registry.get("b")
+    assert b is not None
+    assert a.asked is b.asked is registry.asked("big") is big
+    assert big.usual == pytest.approx(6000.0)
+    assert registry.asked("small") is None  # no such pool any more
+
+
 def test_removed_backend_is_dropped() -> None:
     registry, _ = _registry()
     without_a = policy(
