@@ -219,7 +219,7 @@ class GatewayMetrics:
         )
         self.ttft_prediction_error = per_request(
             "gateway_ttft_prediction_error_seconds",
-            "|observed - predicted| backend TTFT, by pool and direction (over | under)",
+            "|observed - predicted| backend TTFT (observation-backed), by pool and direction",
             ["pool", "direction"],
             LATENCY_BUCKETS,
         )

@@ -147,9 +147,10 @@ class Lease:
             elif self._supported:
                 self.backend.first_token_late(observed, self._upper)
             error = self.backend.ttft_model.observe(self._features, observed, self._predicted)
-            direction = "under" if error > 0 else "over"  # under-predicted: it took longer
-            pool = self.plan.pool.name
-            self._metrics.ttft_prediction_error.labels(pool, direction).observe(abs(error))
+            if self._supported:  # the error of what admission and hedging act on, not a prior's
+                direction = "under" if error > 0 else "over"  # under-predicted: it took longer
+                pool = self.plan.pool.name
+                self._metrics.ttft_prediction_error.labels(pool, direction).observe(abs(error))
 
     def _not_pending(self) -> None:
         self._pending = False
