@@ -147,7 +147,7 @@ class Lease:
             elif self._supported:
                 self.backend.first_token_late(observed, self._upper)
             error = self.backend.ttft_model.observe(self._features, observed, self._predicted)
-            if self._supported:  # the error of what admission and hedging act on, not a prior's
+            if self._supported:  # the predictor's error, not its prior's (hedging acts on these)
                 direction = "under" if error > 0 else "over"  # under-predicted: it took longer
                 pool = self.plan.pool.name
                 self._metrics.ttft_prediction_error.labels(pool, direction).observe(abs(error))
