@@ -6,10 +6,11 @@ Fields: ``ts`` (Unix seconds), ``id`` (also sent as ``x-gateway-request-id``), `
 ``stream``, ``priority``, ``queue_ms``, ``ttft_ms``, ``duration_ms``, ``tokens_in`` and
 ``tokens_out`` (from the backend's usage when it sent one; ``tokens_out`` otherwise counts
 streamed token events), ``route`` (why this pool), and the TTFT predictor's view of the
-dispatch: ``ttft_inputs`` (its features), ``ttft_predicted_ms`` and ``ttft_backend_ms`` (the
-first token as it saw it, from dispatch: the queue excluded). Never prompt text, never a
-header value the client sent (so never a key). A request refused before reaching a backend
-has the fields it got that far, the others null.
+dispatch: ``ttft_inputs`` (its features), ``ttft_predicted_ms``, ``ttft_supported`` (whether
+that prediction rested on the replica's observations, not on the predictor's prior) and
+``ttft_backend_ms`` (the first token as it saw it, from dispatch: the queue excluded). Never
+prompt text, never a header value the client sent (so never a key). A request refused before
+reaching a backend has the fields it got that far, the others null.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ each), so the measured requests see a predictor that has learned from all kinds 
 Per request, from its access-log line (found by ``x-gateway-request-id``): the predictor's
 inputs (``ttft_inputs``), its prediction at dispatch (``ttft_predicted_ms``) and the time to
 first token it then observed at the replica (``ttft_backend_ms``, the queue excluded), the
-same pair as ``gateway_ttft_prediction_error_seconds``; and what the prior alone (a
+same pair as ``gateway_ttft_prediction_error_seconds`` (which counts it when
+``ttft_supported``: not the prior's); and what the prior alone (a
 ``TtftModel`` that has seen nothing) predicts from the same inputs. ``predictor_table.py``
 turns these into errors per cell.
 """
@@ -70,6 +71,7 @@ class Sample:
     observed_s: float | None  # at the replica: dispatch to first token
     predicted_s: float | None
     prior_s: float | None  # the prior's prediction from the same inputs
+    supported: bool = False  # the prediction rested on observations (the access log's)
 
 
 @dataclass(slots=True)
@@ -177,6 +179,7 @@ def _sample(
         _seconds(line.get("ttft_backend_ms")),
         _seconds(line.get("ttft_predicted_ms")),
         None if inputs is None else prior.predict(TtftFeatures(**inputs)),
+        line.get("ttft_supported") is True,
     )
 
 

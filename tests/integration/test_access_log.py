@@ -52,6 +52,7 @@ def test_one_line_per_request_without_prompt_or_key(
     # The TTFT predictor's view: both were predicted; only a stream shows its first token.
     for line in (whole, streamed):
         assert isinstance(line["ttft_predicted_ms"], float)
+        assert isinstance(line["ttft_supported"], bool)  # resting on observations or a prior
         assert set(line["ttft_inputs"]) >= {"uncached_tokens", "pending", "decoding"}
     assert whole["ttft_backend_ms"] is None
     assert isinstance(streamed["ttft_backend_ms"], float)

@@ -67,7 +67,9 @@ def test_made_up_labels_do_not_grow_the_series(
         start_gateway(single_pool(upstream) + tenants_yaml()) as url,
         httpx.Client(base_url=url) as http,
     ):
-        _made_up_round(http, "warm", 2)
+        # Four: the prediction-error histogram charts a first token from the fourth on (the
+        # predictor's first three rest on its prior), one streamed request a round.
+        _made_up_round(http, "warm", 4)
         before = _series(http)
         _made_up_round(http, "many", 60)  # 360 requests, 240 of them with a made-up value
         after = _series(http)
@@ -76,5 +78,5 @@ def test_made_up_labels_do_not_grow_the_series(
     assert "many-" not in text
     assert "zzcode_" not in text
     tenant_unknown = 'gateway_tenant_requests_total{model="unknown",status="404",tenant="alpha"}'
-    assert f"{tenant_unknown} 62.0" in text  # 1 + 30 rounds of alpha, a chat and a completion
-    assert 'gateway_upstream_errors_total{backend="small-0",kind="other"} 62.0' in text
+    assert f"{tenant_unknown} 64.0" in text  # 2 + 30 rounds of alpha, a chat and a completion
+    assert 'gateway_upstream_errors_total{backend="small-0",kind="other"} 64.0' in text

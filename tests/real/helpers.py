@@ -231,7 +231,8 @@ PREDICTOR_PLAN = Plan(lengths=(("short", 16), ("long", 384)), rounds=1, passes=1
 
 async def check_predictor_learns(url: str, engine: str) -> None:
     """Through a gateway with no objective: every request is served, predicted and observed
-    (in its access-log line and in the error histogram), and after the warm-up pass the
+    (in its access-log line; in the error histogram when the prediction rested on the
+    replica's observations, as it did for some after the warm-up pass), and after it the
     learned predictor's root-mean-square error (what its regression minimises) is below the
     prior's on the same requests (the prior predicts from the same inputs; which is larger
     depends on how the engine behaves, not on how fast the machine is). Medians of 14
@@ -241,8 +242,9 @@ async def check_predictor_learns(url: str, engine: str) -> None:
     assert [s.status for s in run.samples] == [200] * 28
     for s in run.samples:
         assert min(s.observed_s or 0, s.predicted_s or 0, s.prior_s or 0) > 0, s
-    assert run.error_count == 28
+    assert run.error_count == sum(s.supported for s in run.samples)
     after = measured(run)
     assert len(after) == 14
+    assert any(s.supported for s in after)
     pooled = errors(after, "all")
     assert pooled.rms_ms < pooled.prior_rms_ms, pooled

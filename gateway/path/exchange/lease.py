@@ -238,6 +238,7 @@ class Lease:
             # predicted, and saw (from dispatch, queue excluded).
             "ttft_inputs": self._features.fields(),
             "ttft_predicted_ms": ms(self._predicted),
+            "ttft_supported": self._supported,  # resting on observations: not the prior's
             "ttft_backend_ms": ms(self._observed),
             "tokens_in": outcome.input_tokens,
             "tokens_out": outcome.output_tokens,

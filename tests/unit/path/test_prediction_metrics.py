@@ -68,4 +68,5 @@ def test_a_first_token_charts_the_error_of_a_supported_prediction_only(
     now[0] += 0.04
     lease.first_token()
     assert _errors(registry) == charted
+    assert lease.supported is (charted == 1.0)  # what its access-log line says
     assert backend.ttft_model.observations == seen + 1  # the predictor learns from every one
