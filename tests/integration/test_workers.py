@@ -181,11 +181,18 @@ def test_a_tenants_rate_limit_holds_across_workers(
     auth = tenants_yaml(alpha_extra="      rate_limit: {requests_per_minute: 3}")
     with _served(_policy(upstream) + auth, tmp_path) as (_, base):
         headers = {"authorization": f"Bearer {TENANT_A_KEY}"}
-        with ThreadPoolExecutor(6) as pool:
-            statuses = sorted(s for s, _ in pool.map(lambda _: _stream(base, headers), range(6)))
-        assert statuses == [200, 200, 200, 429, 429, 429]
-        limited = _worker_samples(base, "gateway_tenant_requests")
+        statuses: list[int] = []
+        # Bursts of six until both workers took some (the kernel spreads connections at
+        # random: all six of one burst reach one worker about one time in 32).
+        while len(statuses) < 30:
+            with ThreadPoolExecutor(6) as pool:
+                statuses += [s for s, _ in pool.map(lambda _: _stream(base, headers), range(6))]
+            limited = _worker_samples(base, "gateway_tenant_requests")
+            if set(limited) == {"0", "1"}:
+                break
         assert set(limited) == {"0", "1"}
+        # Three a minute for the host, not for each worker (the bursts take seconds).
+        assert sorted(statuses) == [200] * 3 + [429] * (len(statuses) - 3)
 
 
 def _digests(base: str) -> dict[str, str]:
